@@ -1,0 +1,253 @@
+package checkpoint
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/dynafold/dynafold/source"
+	"github.com/dynafold/dynafold/value"
+)
+
+// fileVersion is the checkpoint file format; bump it on incompatible change.
+const fileVersion = 1
+
+// document is the checkpoint file's content.
+type document struct {
+	Version  int       `json:"version"`
+	Meta     Meta      `json:"meta"`
+	Started  time.Time `json:"started"`
+	Updated  time.Time `json:"updated"`
+	Complete bool      `json:"complete"`
+	Shards   []*Shard  `json:"shards"`
+}
+
+// FileStore keeps the checkpoint in one JSON file, replaced atomically
+// (write a temporary file, fsync it, rename it over the old one, fsync the
+// directory), so a crash at any instant leaves either the old or the new
+// checkpoint, never a torn one.
+type FileStore struct {
+	path string
+	mu   sync.Mutex
+	doc  document
+	next int // index of the next shard Claim considers
+	now  func() time.Time
+}
+
+var _ Store = (*FileStore)(nil)
+
+// NewFileStore returns a store backed by path.
+func NewFileStore(path string) *FileStore {
+	return &FileStore{path: path, now: time.Now}
+}
+
+// NewMemoryStore returns a store that keeps positions only in memory, for
+// dry runs, verify and diff, which must never touch a checkpoint file.
+func NewMemoryStore() *FileStore {
+	return &FileStore{now: time.Now}
+}
+
+// Path returns the checkpoint file's path.
+func (f *FileStore) Path() string { return f.path }
+
+// load reads the checkpoint file; nil without error when there is none.
+func (f *FileStore) load() (*document, error) {
+	if f.path == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(f.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading checkpoint %s: %w", f.path, err)
+	}
+	var doc document
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("checkpoint %s is corrupt: %w", f.path, err)
+	}
+	if doc.Version != fileVersion {
+		return nil, fmt.Errorf("checkpoint %s has format version %d; this dynafold reads version %d", f.path, doc.Version, fileVersion)
+	}
+	return &doc, nil
+}
+
+// Open implements Store.
+func (f *FileStore) Open(_ context.Context, meta Meta, force bool) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	saved, err := f.load()
+	if err != nil {
+		return false, err
+	}
+	now := f.now().UTC()
+	if saved == nil || saved.Complete {
+		f.doc = document{Version: fileVersion, Meta: meta, Started: now, Updated: now}
+		return false, nil
+	}
+	if saved.Meta.Fingerprint != meta.Fingerprint && !force {
+		return false, fmt.Errorf("%w: %s holds an unfinished run with fingerprint %s (table %s, source %s) but this run's fingerprint is %s; "+
+			"use --restart to discard it and start over, or --force to resume its positions anyway",
+			ErrMismatch, f.path, saved.Meta.Fingerprint, saved.Meta.Table, saved.Meta.Source, meta.Fingerprint)
+	}
+	f.doc = *saved
+	f.doc.Meta = meta
+	for _, s := range f.doc.Shards {
+		if s.Status == Running {
+			s.Status = Pending // interrupted: read again after its position
+		}
+	}
+	return true, nil
+}
+
+// Plan implements Store.
+func (f *FileStore) Plan(_ context.Context, entity string, split func() ([]source.Range, error)) ([]*Shard, error) {
+	f.mu.Lock()
+	var have []*Shard
+	for _, s := range f.doc.Shards {
+		if s.Entity == entity {
+			have = append(have, s)
+		}
+	}
+	f.mu.Unlock()
+	if len(have) > 0 {
+		return have, nil
+	}
+	ranges, err := split()
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, r := range ranges {
+		s := &Shard{Entity: entity, ID: i, Range: r, Status: Pending}
+		f.doc.Shards = append(f.doc.Shards, s)
+		have = append(have, s)
+	}
+	return have, nil
+}
+
+// Claim implements Store: shards are handed out in plan order.
+func (f *FileStore) Claim(context.Context) (*Shard, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for f.next < len(f.doc.Shards) {
+		s := f.doc.Shards[f.next]
+		f.next++
+		if s.Status == Pending {
+			s.Status = Running
+			return s, true, nil
+		}
+	}
+	return nil, false, nil
+}
+
+// Advance implements Store.
+func (f *FileStore) Advance(s *Shard, pos []value.Value, rows, items, rejected int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if pos != nil {
+		s.After = pos
+	}
+	s.Rows += rows
+	s.Items += items
+	s.Rejected += rejected
+}
+
+// Done implements Store.
+func (f *FileStore) Done(s *Shard) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s.Status = Done
+}
+
+// Flush implements Store.
+func (f *FileStore) Flush(context.Context) error {
+	f.mu.Lock()
+	f.doc.Updated = f.now().UTC()
+	if f.path == "" {
+		f.mu.Unlock()
+		return nil
+	}
+	data, err := json.MarshalIndent(&f.doc, "", " ")
+	f.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("encoding checkpoint: %w", err)
+	}
+	return writeAtomic(f.path, data)
+}
+
+// Finish implements Store.
+func (f *FileStore) Finish(ctx context.Context) error {
+	f.mu.Lock()
+	f.doc.Complete = true
+	f.mu.Unlock()
+	return f.Flush(ctx)
+}
+
+// Discard implements Store.
+func (f *FileStore) Discard(context.Context) error {
+	if f.path == "" {
+		return nil
+	}
+	err := os.Remove(f.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// Shards implements Store.
+func (f *FileStore) Shards() []Shard {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]Shard, len(f.doc.Shards))
+	for i, s := range f.doc.Shards {
+		out[i] = *s
+	}
+	return out
+}
+
+// Started implements Store.
+func (f *FileStore) Started() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.doc.Started
+}
+
+func writeAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating checkpoint directory: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("writing checkpoint: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // no-op after a successful rename
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing checkpoint: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("syncing checkpoint: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing checkpoint: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("replacing checkpoint: %w", err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync() // make the rename itself durable
+		d.Close()
+	}
+	return nil
+}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dynafold/dynafold/checkpoint"
+	"github.com/dynafold/dynafold/pipeline"
+	"github.com/dynafold/dynafold/sink"
+	"github.com/dynafold/dynafold/source"
+)
+
+func (a *app) migrateCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Read the source, build items and write them to the table",
+		Long: `Reads every entity of the mapping in one consistent snapshot, builds the
+items, and writes them with BatchWriteItem at the rate the table allows.
+Progress is checkpointed: a run that is interrupted or killed resumes where
+it stopped when run again with the same mapping (--restart starts over).`,
+		Args: cobra.NoArgs,
+		RunE: a.runMigrate,
+	}
+	f := cmd.Flags()
+	f.Int("concurrency", 4, "shards read at once")
+	f.Int("writers", 8, "BatchWriteItem requests in flight")
+	f.Int("page-size", 2000, "rows per keyset page")
+	f.Float64("max-wcu", 0, "cap on write capacity units per second (default: the table's provisioned capacity, or adaptive)")
+	f.String("checkpoint", "", "checkpoint file (default .dynafold/<table>.checkpoint.json)")
+	f.Bool("restart", false, "discard an existing checkpoint and start over")
+	f.Bool("force", false, "resume a checkpoint made with a different mapping")
+	f.String("reject-file", "", "JSON-lines file for rows rejected by on_error: reject (default .dynafold/<table>.rejects.jsonl)")
+	f.Int64("max-rejects", -1, "stop after more than N rows are skipped or rejected (-1: no limit)")
+	f.String("progress", "auto", "progress display: auto, tty, json or none")
+	f.Duration("grace", 5*time.Second, "after a stop signal, how long writes in flight may finish")
+	f.Bool("exact-counts", false, "count rows exactly before reading, for an exact ETA")
+	return cmd
+}
+
+func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
+	ctx := cmd.Context()
+	rep := a.newReport("migrate")
+	defer func() { err = a.finishReport(rep, err) }()
+
+	l, err := a.load()
+	if err != nil {
+		return err
+	}
+	rep.Table = l.static.Table.Name
+	readers := a.v.GetInt("concurrency")
+	writers := a.v.GetInt("writers")
+	if readers < 1 || writers < 1 {
+		return usageError(errors.New("--concurrency and --writers must be at least 1"))
+	}
+	src, plan, err := a.connect(ctx, l, readers+4)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dsn, _ := l.dsn()
+	rep.Source = dsn.Identity()
+	fingerprint := plan.Fingerprint(dsn.Identity())
+	rep.Fingerprint = fingerprint
+
+	client, err := a.dynamo(ctx, l, writers)
+	if err != nil {
+		return err
+	}
+	state, err := sink.DescribeTable(ctx, client, plan.Table)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !state.Exists:
+		return fmt.Errorf("table %s does not exist; create it with: dynafold table create --config %s", plan.Table.Name, l.path)
+	case len(state.Differences) > 0:
+		return fmt.Errorf("table %s does not match the mapping:\n  - %s", plan.Table.Name, joinLines(state.Differences))
+	}
+	maxWCU := a.v.GetFloat64("max-wcu")
+	if maxWCU <= 0 && state.ProvisionedWrite > 0 {
+		maxWCU = float64(state.ProvisionedWrite)
+	}
+	writer := sink.NewDynamoWriter(client, plan.Table, sink.WriterOptions{Rate: sink.NewAdaptiveRate(maxWCU)})
+
+	ckptPath := a.v.GetString("checkpoint")
+	if ckptPath == "" {
+		ckptPath = filepath.Join(".dynafold", plan.Table.Name+".checkpoint.json")
+	}
+	store := checkpoint.NewFileStore(ckptPath)
+	if a.v.GetBool("restart") {
+		if err := store.Discard(ctx); err != nil {
+			return fmt.Errorf("discarding checkpoint: %w", err)
+		}
+	}
+	rejectPath := a.v.GetString("reject-file")
+	if rejectPath == "" {
+		rejectPath = filepath.Join(".dynafold", plan.Table.Name+".rejects.jsonl")
+	}
+
+	snap, err := src.Snapshot(ctx, source.SnapshotOptions{Readers: readers})
+	if err != nil {
+		return err
+	}
+	defer snap.Close()
+
+	progress := a.progress()
+	maxRejects := a.v.GetInt64("max-rejects")
+	sum, runErr := pipeline.Run(ctx, pipeline.Job{
+		Plan: plan, Snapshot: snap, Sink: writer, Store: store, Force: a.v.GetBool("force"),
+		Meta: checkpoint.Meta{Fingerprint: fingerprint, Table: plan.Table.Name, Source: dsn.Identity(), RunID: rep.RunID},
+	}, pipeline.Options{
+		Readers: readers, Writers: writers, PageSize: a.v.GetInt("page-size"),
+		MaxRejects: maxRejects, MaxRejectsSet: maxRejects >= 0, RejectFile: rejectPath,
+		Grace: a.v.GetDuration("grace"), Stop: a.stop, ExactCounts: a.v.GetBool("exact-counts"),
+		Progress: progress, Logger: a.log,
+	})
+	if progress != nil {
+		progress.Close()
+	}
+	rep.Summary = sum
+	rep.Checkpoint = ckptPath
+	if sum != nil {
+		a.printSummary(sum, ckptPath)
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if sum.Total.Rejected+sum.Total.Skipped > 0 {
+		return &exitError{code: exitRejected, err: fmt.Errorf("finished with %d rejected and %d skipped rows", sum.Total.Rejected, sum.Total.Skipped)}
+	}
+	return nil
+}
+
+// progress picks the display: live bars on a terminal, JSON lines on
+// stderr otherwise.
+func (a *app) progress() pipeline.Progress {
+	mode := a.v.GetString("progress")
+	if mode == "auto" {
+		mode = "json"
+		if isTerminal(a.stderr) {
+			mode = "tty"
+		}
+	}
+	switch mode {
+	case "tty":
+		return pipeline.NewTerminalProgress(a.stderr)
+	case "json":
+		return pipeline.NewJSONProgress(a.stderr, 5*time.Second)
+	}
+	return nil
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/dynafold/dynafold/pipeline"
+)
+
+// report is the JSON written by --report: what ran, against what, how it
+// ended, and the command's own result.
+type report struct {
+	RunID       string            `json:"run_id"`
+	Command     string            `json:"command"`
+	Table       string            `json:"table,omitempty"`
+	Source      string            `json:"source,omitempty"`
+	Fingerprint string            `json:"mapping_fingerprint,omitempty"`
+	Checkpoint  string            `json:"checkpoint,omitempty"`
+	Started     time.Time         `json:"started"`
+	Ended       time.Time         `json:"ended"`
+	ExitCode    int               `json:"exit_code"`
+	Error       string            `json:"error,omitempty"`
+	Summary     *pipeline.Summary `json:"summary,omitempty"`
+	// Result holds command-specific output (verify, diff, patterns, plan).
+	Result any `json:"result,omitempty"`
+}
+
+func (a *app) newReport(command string) *report {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return &report{RunID: hex.EncodeToString(b), Command: command, Started: time.Now().UTC()}
+}
+
+// finishReport writes --report (whatever the outcome) and returns err.
+func (a *app) finishReport(rep *report, err error) error {
+	path := a.v.GetString("report")
+	if path == "" {
+		return err
+	}
+	rep.Ended = time.Now().UTC()
+	rep.ExitCode = exitCode(err)
+	if err != nil {
+		rep.Error = err.Error()
+	}
+	data, merr := json.MarshalIndent(rep, "", "  ")
+	if merr == nil {
+		merr = os.WriteFile(path, append(data, '\n'), 0o644)
+	}
+	if merr != nil && err == nil {
+		return fmt.Errorf("writing report %s: %w", path, merr)
+	}
+	return err
+}
+
+func writeJSON(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+func joinLines(lines []string) string { return strings.Join(lines, "\n  - ") }
+
+// printSummary prints the per-entity summary table in the chosen format.
+func (a *app) printSummary(s *pipeline.Summary, checkpointPath string) {
+	switch a.v.GetString("output") {
+	case "json":
+		writeJSON(a.stdout, s)
+		return
+	case "markdown":
+		fmt.Fprintln(a.stdout, "| entity | rows read | items written | rejected | skipped | retried requests | throttled requests | seconds | items/s |")
+		fmt.Fprintln(a.stdout, "|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+		for _, e := range append(s.Entities, s.Total) {
+			fmt.Fprintf(a.stdout, "| %s | %d | %d | %d | %d | %d | %d | %.1f | %.0f |\n",
+				e.Entity, e.RowsRead, e.ItemsWritten, e.Rejected, e.Skipped, e.Retried, e.Throttled, e.Seconds, e.ItemsPerSec)
+		}
+		return
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "ENTITY\tROWS READ\tITEMS WRITTEN\tREJECTED\tSKIPPED\tRETRIED\tTHROTTLED\tSECONDS\tITEMS/S\t")
+	for _, e := range append(s.Entities, s.Total) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\t%.0f\t\n",
+			e.Entity, e.RowsRead, e.ItemsWritten, e.Rejected, e.Skipped, e.Retried, e.Throttled, e.Seconds, e.ItemsPerSec)
+	}
+	tw.Flush()
+	state := "complete"
+	if s.Interrupted {
+		state = "interrupted"
+	}
+	if s.Resumed {
+		state += ", resumed from checkpoint"
+	}
+	fmt.Fprintf(a.stdout, "run %s in %.1fs; %d requests, %d write units; checkpoint %s\n", state, s.Seconds, s.Sink.Requests, s.Sink.WriteUnits, checkpointPath)
+	if s.Snapshot.Note != "" {
+		fmt.Fprintf(a.stdout, "snapshot: %s\n", s.Snapshot.Note)
+	}
+	if s.RejectFile != "" {
+		fmt.Fprintf(a.stdout, "rejected rows: %s\n", s.RejectFile)
+	}
+}

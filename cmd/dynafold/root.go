@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+)
+
+// app is one invocation: its settings, streams and logger. Nothing here is
+// package-level, so tests can run commands in-process side by side.
+type app struct {
+	v      *viper.Viper
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	log    *slog.Logger
+	// stop is closed on the first SIGINT/SIGTERM (see signals.go).
+	stop <-chan struct{}
+}
+
+// execute runs the CLI and returns the exit code.
+func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{v: viper.New(), stdin: stdin, stdout: stdout, stderr: stderr}
+	ctx, stop, cleanup := handleSignals(ctx, stderr)
+	defer cleanup()
+	a.stop = stop
+	root := a.rootCommand()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	code := exitCode(err)
+	if err != nil && !errors.Is(err, errReported) {
+		fmt.Fprintln(stderr, "dynafold: "+indentLines(err.Error()))
+	}
+	return code
+}
+
+// errReported wraps an error whose message was already printed.
+var errReported = errors.New("reported")
+
+func indentLines(s string) string { return strings.ReplaceAll(s, "\n", "\n  ") }
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "dynafold",
+		Short: "Migrate relational data into one DynamoDB table in single-table design",
+		Long: `dynafold reads PostgreSQL or MySQL/MariaDB tables in one consistent snapshot,
+pre-joins them into item collections as a mapping file declares, and writes them
+to one DynamoDB table with BatchWriteItem, checkpointing as it goes.
+
+Exit codes: 0 success · 1 failure · 2 invalid usage or mapping · 3 differences
+found · 4 interrupted (checkpoint saved, resumable) · 5 finished with rejected rows.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return a.setup(cmd)
+		},
+	}
+	pf := root.PersistentFlags()
+	pf.StringP("config", "c", "", "mapping file (YAML)")
+	pf.String("source-dsn", "", "source database DSN, overrides source.dsn (env DYNAFOLD_SOURCE_DSN)")
+	pf.String("endpoint", "", "DynamoDB endpoint URL, overrides target.endpoint (env DYNAFOLD_ENDPOINT)")
+	pf.String("table", "", "DynamoDB table name, overrides target.table (env DYNAFOLD_TABLE)")
+	pf.String("region", "", "AWS region, overrides target.region (env DYNAFOLD_REGION)")
+	pf.StringArray("var", nil, "bind a mapping variable, NAME=VALUE (repeatable)")
+	pf.String("report", "", "also write a JSON report to this path")
+	pf.StringP("output", "o", "text", "output format: text, json or markdown")
+	pf.String("log-level", "warn", "log level: debug, info, warn or error")
+	root.AddCommand(a.tableCommand(), a.migrateCommand())
+	return root
+}
+
+// setup binds flags and environment variables through viper: a flag wins
+// over DYNAFOLD_* in the environment, which wins over the mapping file.
+func (a *app) setup(cmd *cobra.Command) error {
+	a.v.SetEnvPrefix("DYNAFOLD")
+	a.v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
+	a.v.AutomaticEnv()
+	for _, fs := range []*pflag.FlagSet{cmd.Flags(), cmd.InheritedFlags()} {
+		if err := a.v.BindPFlags(fs); err != nil {
+			return err
+		}
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(a.v.GetString("log-level"))); err != nil {
+		return usageError(fmt.Errorf("--log-level: %w", err))
+	}
+	a.log = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+	switch a.v.GetString("output") {
+	case "text", "json", "markdown":
+	default:
+		return usageError(fmt.Errorf("--output must be text, json or markdown, not %q", a.v.GetString("output")))
+	}
+	return nil
+}
+
+// isTerminal reports whether w is a terminal (for colour and live progress).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

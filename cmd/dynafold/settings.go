@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/sink"
+	"github.com/dynafold/dynafold/source"
+	"github.com/dynafold/dynafold/source/drivers"
+)
+
+// loaded is a mapping file with the command line's overrides applied and
+// checked as far as is possible without a database.
+type loaded struct {
+	path string
+	cfg  *mapping.Config
+	vars map[string]string
+	// static is the plan compiled without the source schema: it knows the
+	// table but has not checked columns.
+	static *mapping.Plan
+}
+
+// load reads the mapping file named by --config and applies --table,
+// --endpoint, --region, --source-dsn (and their DYNAFOLD_* variables) and
+// --var. A problem is exit 2.
+func (a *app) load() (*loaded, error) {
+	path := a.v.GetString("config")
+	if path == "" {
+		return nil, usageError(errors.New("--config is required: the mapping file"))
+	}
+	cfg, err := mapping.Load(path)
+	if err != nil {
+		var merrs mapping.Errors
+		if errors.As(err, &merrs) {
+			return nil, fmt.Errorf("%s:\n%w", path, err)
+		}
+		return nil, usageError(err)
+	}
+	if t := a.v.GetString("table"); t != "" {
+		cfg.Target.Table = t
+	}
+	if e := a.v.GetString("endpoint"); e != "" {
+		cfg.Target.Endpoint = e
+	}
+	if r := a.v.GetString("region"); r != "" {
+		cfg.Target.Region = r
+	}
+	if d := a.v.GetString("source-dsn"); d != "" {
+		cfg.Source.DSN = d
+	}
+	vars := map[string]string{}
+	for _, kv := range a.v.GetStringSlice("var") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, usageError(fmt.Errorf("--var %q: expected NAME=VALUE", kv))
+		}
+		vars[k] = v
+	}
+	static, err := mapping.Compile(cfg, nil, mapping.Options{Vars: vars})
+	if err != nil {
+		return nil, fmt.Errorf("%s:\n%w", path, err)
+	}
+	return &loaded{path: path, cfg: cfg, vars: vars, static: static}, nil
+}
+
+// envRef matches ${NAME} in a DSN, so a mapping file can say
+// postgres://app:${PGPASSWORD}@db/app and keep the secret out of the file.
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// dsn parses the source DSN, expanding ${NAME} from the environment.
+func (l *loaded) dsn() (source.DSN, error) {
+	raw := l.cfg.Source.DSN
+	if raw == "" {
+		return source.DSN{}, usageError(errors.New("no source DSN: set source.dsn, --source-dsn or DYNAFOLD_SOURCE_DSN"))
+	}
+	var missing []string
+	raw = envRef.ReplaceAllStringFunc(raw, func(m string) string {
+		name := envRef.FindStringSubmatch(m)[1]
+		v, ok := os.LookupEnv(name)
+		if !ok {
+			missing = append(missing, name)
+		}
+		return v
+	})
+	if len(missing) > 0 {
+		return source.DSN{}, usageError(fmt.Errorf("source.dsn refers to unset environment variables: %s", strings.Join(missing, ", ")))
+	}
+	d, err := source.ParseDSN(l.cfg.Source.Driver, raw)
+	if err != nil {
+		return source.DSN{}, usageError(fmt.Errorf("source DSN: %w", err))
+	}
+	// The DSN's form decides the driver (see source.ParseDSN).
+	l.cfg.Source.Driver = d.Driver()
+	return d, nil
+}
+
+// connect opens the source, introspects the tables the mapping uses and
+// compiles the full plan. Unknown tables and columns are exit 2.
+func (a *app) connect(ctx context.Context, l *loaded, maxConns int) (source.Source, *mapping.Plan, error) {
+	dsn, err := l.dsn()
+	if err != nil {
+		return nil, nil, err
+	}
+	src, err := drivers.Open(ctx, dsn, maxConns)
+	if err != nil {
+		return nil, nil, err
+	}
+	tables, queries := mapping.SourceTables(l.cfg)
+	schema := &mapping.Schema{Queries: map[string]*source.Table{}}
+	schema.Tables, err = src.Introspect(ctx, tables)
+	if err != nil {
+		src.Close()
+		return nil, nil, err
+	}
+	var qerrs mapping.Errors
+	for name, q := range queries {
+		t, err := src.DescribeQuery(ctx, q)
+		if err != nil {
+			qerrs = append(qerrs, &mapping.Error{Path: "entities." + name + ".query", Msg: err.Error()})
+			continue
+		}
+		schema.Queries[name] = t
+	}
+	if len(qerrs) > 0 {
+		src.Close()
+		return nil, nil, fmt.Errorf("%s:\n%w", l.path, qerrs)
+	}
+	plan, err := mapping.Compile(l.cfg, schema, mapping.Options{Vars: l.vars})
+	if err != nil {
+		src.Close()
+		return nil, nil, fmt.Errorf("%s:\n%w", l.path, err)
+	}
+	return src, plan, nil
+}
+
+// dynamo builds the DynamoDB client for the mapping's target.
+func (a *app) dynamo(ctx context.Context, l *loaded, conns int) (*dynamodb.Client, error) {
+	return sink.NewClient(ctx, sink.ClientOptions{Region: l.cfg.Target.Region, Endpoint: l.cfg.Target.Endpoint, MaxConns: conns})
+}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/sink"
+)
+
+func (a *app) tableCommand() *cobra.Command {
+	table := &cobra.Command{
+		Use:   "table",
+		Short: "Manage the target DynamoDB table",
+	}
+	create := &cobra.Command{
+		Use:   "create",
+		Short: "Create the table with its GSIs, LSIs and billing mode; wait for ACTIVE",
+		Long: `Creates the table the mapping describes (key schema, global and local
+secondary indexes, billing mode, TTL) and waits until it is ACTIVE. When the
+table exists with the same keys and indexes it says so and succeeds; when it
+differs it fails and lists every difference.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := a.load()
+			if err != nil {
+				return err
+			}
+			client, err := a.dynamo(cmd.Context(), l, 2)
+			if err != nil {
+				return err
+			}
+			wait := a.v.GetDuration("wait")
+			res, err := sink.CreateTable(cmd.Context(), client, l.static.Table, wait)
+			if err != nil {
+				if errors.Is(err, sink.ErrTableMismatch) {
+					return fmt.Errorf("table %s exists but %w", l.static.Table.Name, err)
+				}
+				return err
+			}
+			a.printTable(l.static.Table, res)
+			return nil
+		},
+	}
+	create.Flags().Duration("wait", 5*time.Minute, "how long to wait for the table to become ACTIVE")
+	table.AddCommand(create)
+	return table
+}
+
+func (a *app) printTable(t *mapping.TableSchema, res *sink.CreateResult) {
+	switch a.v.GetString("output") {
+	case "json":
+		writeJSON(a.stdout, map[string]any{
+			"table": t.Name, "created": res.Created, "ttl": res.TTL,
+			"key": t.Describe(), "indexes": indexLines(t), "notes": res.State.Notes,
+		})
+		return
+	}
+	if res.Created {
+		fmt.Fprintf(a.stdout, "created table %s: %s, %s\n", t.Name, t.Describe(), t.Billing)
+	} else {
+		fmt.Fprintf(a.stdout, "table %s exists and matches the mapping: %s\n", t.Name, t.Describe())
+	}
+	for _, l := range indexLines(t) {
+		fmt.Fprintf(a.stdout, "  %s\n", l)
+	}
+	for _, n := range res.State.Notes {
+		fmt.Fprintf(a.stdout, "  note: %s\n", n)
+	}
+	if res.TTL != "" {
+		fmt.Fprintf(a.stdout, "  TTL: %s\n", res.TTL)
+	}
+}
+
+func indexLines(t *mapping.TableSchema) []string {
+	var out []string
+	for _, ix := range t.Indexes {
+		kind := "GSI"
+		if !ix.Global {
+			kind = "LSI"
+		}
+		key := fmt.Sprintf("%s(%s)", ix.PK.Name, ix.PK.Type)
+		if ix.SK != nil {
+			key += fmt.Sprintf(", %s(%s)", ix.SK.Name, ix.SK.Type)
+		}
+		out = append(out, fmt.Sprintf("%s %s: %s, projection %s", kind, ix.Name, key, ix.Projection))
+	}
+	return out
+}

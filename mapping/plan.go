@@ -1,0 +1,118 @@
+package mapping
+
+import (
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynafold/dynafold/source"
+	"github.com/dynafold/dynafold/value"
+)
+
+// Plan is a compiled mapping: the table to write and, per entity, what to
+// read and how each row becomes items. A Plan is immutable and safe for
+// concurrent use.
+type Plan struct {
+	Config   *Config
+	Table    *TableSchema
+	Entities []*EntityPlan
+	// Vars are the bound variables in effect (file defaults plus --var).
+	Vars map[string]string
+	// Warnings are problems that do not stop a run.
+	Warnings []*Error
+}
+
+// Entity returns the named entity plan, or nil.
+func (p *Plan) Entity(name string) *EntityPlan {
+	for _, e := range p.Entities {
+		if e.Name == name {
+			return e
+		}
+	}
+	return nil
+}
+
+// Policy is what happens to a row that cannot become an item.
+type Policy string
+
+// The error policies.
+const (
+	// PolicyFail stops the run at the first bad row (the default).
+	PolicyFail Policy = "fail"
+	// PolicySkip counts the row and goes on.
+	PolicySkip Policy = "skip"
+	// PolicyReject writes the row to the reject file and goes on.
+	PolicyReject Policy = "reject"
+)
+
+// EntityPlan is one compiled entity.
+type EntityPlan struct {
+	Name string
+	// Query is what the source reads for this entity.
+	Query *source.Query
+	// KeyColumns are the source primary-key columns (the first columns of
+	// every row).
+	KeyColumns []string
+	Items      []*ItemPlan
+	OnError    Policy
+	// columns names each row position, for reject files and messages.
+	columns  []string
+	table    *TableSchema
+	typeAttr string
+	ttlAttr  string
+}
+
+// ItemPlan builds one item from a row.
+type ItemPlan struct {
+	Name  string // "" when the entity makes one item per row
+	Type  string
+	PK    *Template
+	SK    *Template
+	attrs []*attrPlan
+	ttl   *ttlPlan
+	// typeAV is the constant type attribute value.
+	typeAV types.AttributeValue
+}
+
+// attrPlan computes one non-table-key attribute.
+type attrPlan struct {
+	name string
+	// path is the mapping key path, for error messages.
+	path string
+	typ  AttrType
+	// keyType is set when the attribute is an index key: S, N or B.
+	keyType  AttrType
+	keyLimit int
+	col      int // -1 unless read straight from a column
+	tmpl     *Template
+	constant types.AttributeValue
+	when     *condPlan
+}
+
+type condPlan struct {
+	col     int
+	equals  *string
+	in      map[string]bool
+	notNull bool
+}
+
+func (c *condPlan) holds(row value.Row) bool {
+	v := row[c.col]
+	if v.IsNull() {
+		return false
+	}
+	if c.notNull {
+		return true
+	}
+	if c.equals != nil {
+		return v.Text() == *c.equals
+	}
+	return c.in[v.Text()]
+}
+
+type ttlPlan struct {
+	col    int
+	offset int64 // seconds
+}
+
+// ColumnNames returns the names of the row positions ("id",
+// "server.portfolio_id", …).
+func (e *EntityPlan) ColumnNames() []string { return e.columns }

@@ -1,0 +1,159 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/source"
+	"github.com/dynafold/dynafold/value"
+)
+
+// dedupe detects two rows of a run producing the same item key, which
+// would otherwise overwrite one item with another in silence.
+//
+// Every key goes through a fixed-size Bloom filter. A key the filter has
+// probably seen is held back, not written. Held keys are settled exactly by
+// reading the source again and listing every row that produces them: two
+// producers are a collision, reported through the error policy with both
+// rows named; one producer was a false alarm and the item is written. With
+// the fail policy the first held key is settled at once, so a colliding
+// mapping stops the run immediately; otherwise all held keys are settled in
+// one pass after the last row is built.
+type dedupe struct {
+	set *keySet
+	run *run
+
+	mu         sync.Mutex
+	held       map[string][]*mapping.Item
+	heldCount  int
+	collisions atomic.Int64
+}
+
+// maxHeld bounds the items held for settling; past it they are settled
+// early, in one pass.
+const maxHeld = 10000
+
+func newDedupe(bytes int, r *run) *dedupe {
+	return &dedupe{set: newKeySet(bytes), run: r, held: map[string][]*mapping.Item{}}
+}
+
+// check reports whether it may be sent now. When it settles held keys
+// early, the false alarms among them are sent to out.
+func (d *dedupe) check(ctx context.Context, it *mapping.Item, out chan<- *mapping.Item) (bool, error) {
+	if !d.set.testAndAdd(it.Key) {
+		return true, nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.held[it.Key] = append(d.held[it.Key], it)
+	d.heldCount++
+	if it.Entity.OnError == mapping.PolicyFail || d.heldCount >= maxHeld {
+		return false, d.settleLocked(ctx, out)
+	}
+	return false, nil
+}
+
+// settle resolves every held key and sends the false alarms on to out.
+func (d *dedupe) settle(ctx context.Context, out chan<- *mapping.Item) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.settleLocked(ctx, out)
+}
+
+// producer is one row that produces a key.
+type producer struct {
+	entity string
+	key    string // the row's source key, rendered
+	part   int
+}
+
+func (d *dedupe) settleLocked(ctx context.Context, out chan<- *mapping.Item) error {
+	if len(d.held) == 0 {
+		return nil
+	}
+	producers, err := d.scan(ctx)
+	if err != nil {
+		return fmt.Errorf("checking possible duplicate keys: %w", err)
+	}
+	held := d.held
+	d.held, d.heldCount = map[string][]*mapping.Item{}, 0
+	for key, items := range held {
+		for _, it := range items {
+			tk := it.Origin.(*ticket)
+			self := producer{entity: tk.ent.plan.Name, key: mapping.KeyStringOf(tk.ent.plan.SourceKey(tk.row)), part: it.Part}
+			var other *producer
+			for i := range producers[key] {
+				if producers[key][i] != self {
+					other = &producers[key][i]
+					break
+				}
+			}
+			if other == nil {
+				if err := d.forward(ctx, it, out); err != nil {
+					return err
+				}
+				continue
+			}
+			d.collisions.Add(1)
+			rerr := &mapping.RowError{
+				Entity:    self.entity,
+				SourceKey: tk.ent.plan.SourceKey(tk.row),
+				Reason: fmt.Sprintf("key collision: item key %s is also produced by entity %s, row %s; one item would silently overwrite the other",
+					describeKey(it), other.entity, other.key),
+				Row: tk.ent.plan.RowValues(tk.row),
+			}
+			if err := d.run.reject(tk, rerr); err != nil {
+				return err
+			}
+			tk.release()
+		}
+	}
+	return nil
+}
+
+// forward sends a false alarm on to be written.
+func (d *dedupe) forward(ctx context.Context, it *mapping.Item, out chan<- *mapping.Item) error {
+	select {
+	case out <- it:
+		return nil
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// scan reads every entity again and lists the producers of held keys.
+func (d *dedupe) scan(ctx context.Context) (map[string][]producer, error) {
+	out := map[string][]producer{}
+	var buf []mapping.Item
+	for _, er := range d.run.order {
+		ep := er.plan
+		err := d.run.job.Snapshot.Read(ctx, ep.Query, source.Full, nil, d.run.opts.PageSize, func(row value.Row) error {
+			var err error
+			buf, err = ep.Build(row, buf[:0])
+			if err != nil {
+				return nil // a bad row produces no item; the policy already saw it
+			}
+			for i := range buf {
+				if _, ok := d.held[buf[i].Key]; ok {
+					out[buf[i].Key] = append(out[buf[i].Key], producer{entity: ep.Name, key: mapping.KeyStringOf(ep.SourceKey(row)), part: buf[i].Part})
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func describeKey(it *mapping.Item) string {
+	pk := it.PartitionKey()
+	if len(it.Key) > it.PKLen {
+		return fmt.Sprintf("(%q, %q)", pk, it.Key[it.PKLen+1:])
+	}
+	return fmt.Sprintf("(%q)", pk)
+}

@@ -1,0 +1,122 @@
+package pipeline
+
+import (
+	"context"
+	"time"
+
+	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/sink"
+)
+
+// interleave groups items into batches so that consecutive batches spread
+// over many partition keys. Rows arrive in source-key order, which often
+// means one item collection after another; written in that order, a large
+// collection would hit one partition, and DynamoDB gives a partition at
+// most 1,000 write units a second. The batcher holds a window of items by
+// partition key and fills each batch round-robin, one item per key in turn.
+//
+// Keys are unique within a run (dedupe holds back repeats), so a batch
+// never carries the same key twice, which BatchWriteItem would refuse.
+func interleave(ctx context.Context, in <-chan *mapping.Item, out chan<- []*mapping.Item, window int) error {
+	q := newKeyQueues()
+	emit := func() bool {
+		batch := q.take(sink.MaxBatchItems)
+		select {
+		case out <- batch:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	// A short idle flush keeps small runs and the tail of a run moving.
+	idle := time.NewTimer(time.Hour)
+	defer idle.Stop()
+	for {
+		if q.n >= window {
+			if !emit() {
+				return nil
+			}
+			continue
+		}
+		if q.n > 0 {
+			idle.Reset(20 * time.Millisecond)
+		}
+		select {
+		case it, ok := <-in:
+			if !ok {
+				for q.n > 0 {
+					if !emit() {
+						return nil
+					}
+				}
+				return nil
+			}
+			q.push(it)
+		case <-idle.C:
+			for q.n > 0 && q.n < window {
+				if !emit() {
+					return nil
+				}
+				if len(in) > 0 {
+					break
+				}
+			}
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// keyQueues holds items per partition key, with the keys that have items
+// in a FIFO: taking an item moves its key to the back, which makes the
+// batches round-robin over keys in O(1) per item.
+type keyQueues struct {
+	byKey map[string]*keyQueue
+	fifo  []*keyQueue
+	head  int
+	n     int
+}
+
+type keyQueue struct {
+	pk    string
+	items []*mapping.Item
+}
+
+func newKeyQueues() *keyQueues { return &keyQueues{byKey: map[string]*keyQueue{}} }
+
+func (q *keyQueues) push(it *mapping.Item) {
+	pk := it.PartitionKey()
+	kq := q.byKey[pk]
+	if kq == nil {
+		kq = &keyQueue{pk: pk}
+		q.byKey[pk] = kq
+		q.fifo = append(q.fifo, kq)
+	}
+	kq.items = append(kq.items, it)
+	q.n++
+}
+
+// take removes up to n items, one per partition key in turn; a key comes
+// round again in the same batch only when there are fewer keys than n.
+func (q *keyQueues) take(n int) []*mapping.Item {
+	batch := make([]*mapping.Item, 0, min(n, q.n))
+	for len(batch) < n && q.n > 0 {
+		kq := q.fifo[q.head]
+		q.fifo[q.head] = nil
+		q.head++
+		batch = append(batch, kq.items[0])
+		kq.items[0] = nil
+		kq.items = kq.items[1:]
+		q.n--
+		if len(kq.items) > 0 {
+			q.fifo = append(q.fifo, kq)
+		} else {
+			delete(q.byKey, kq.pk)
+		}
+	}
+	if q.head > 1024 && q.head*2 > len(q.fifo) {
+		q.fifo = append(q.fifo[:0:0], q.fifo[q.head:]...)
+		q.head = 0
+	}
+	return batch
+}

@@ -1,0 +1,469 @@
+// Package pipeline wires a migration: shard readers feed item builders,
+// builders feed a batcher that interleaves partition keys, and writers send
+// the batches, while a tracker moves each shard's checkpoint only past rows
+// whose items are all acknowledged. It also reports progress and builds the
+// run summary.
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/dynafold/dynafold/checkpoint"
+	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/sink"
+	"github.com/dynafold/dynafold/source"
+	"github.com/dynafold/dynafold/value"
+)
+
+// Options tune a run. Zero values take the defaults noted.
+type Options struct {
+	// Readers is how many shards are read at once (--concurrency, default 4).
+	Readers int
+	// ShardsPerEntity is how many key ranges an entity is split into
+	// (default 2×Readers, so that a slow range does not idle the others).
+	ShardsPerEntity int
+	// Builders is how many goroutines turn rows into items (default GOMAXPROCS).
+	Builders int
+	// Writers is how many BatchWriteItem requests are in flight (--writers, default 8).
+	Writers int
+	// PageSize is rows per keyset page (default 2000).
+	PageSize int
+	// Window is how many items the batcher holds to spread consecutive
+	// batches over many partition keys (default 2048).
+	Window int
+	// DedupeBytes sizes the duplicate-key filter (default 64 MiB).
+	DedupeBytes int
+	// MaxRejects stops the run once more rows than this were skipped or
+	// rejected (default: no limit; 0 means none allowed only when
+	// MaxRejectsSet).
+	MaxRejects    int64
+	MaxRejectsSet bool
+	// RejectFile receives rejected rows as JSON lines.
+	RejectFile string
+	// Grace is how long in-flight writes may finish after Stop (default 5s).
+	Grace time.Duration
+	// Stop is closed to stop reading and finish early (the first signal).
+	Stop <-chan struct{}
+	// FlushEvery is how often the checkpoint is persisted (default 2s).
+	FlushEvery time.Duration
+	// ExactCounts counts rows exactly up front for progress (default: estimates).
+	ExactCounts bool
+	Progress    Progress
+	Logger      *slog.Logger
+}
+
+func (o *Options) defaults() {
+	if o.Readers <= 0 {
+		o.Readers = 4
+	}
+	if o.ShardsPerEntity <= 0 {
+		o.ShardsPerEntity = 2 * o.Readers
+	}
+	if o.Builders <= 0 {
+		o.Builders = runtime.GOMAXPROCS(0)
+	}
+	if o.Writers <= 0 {
+		o.Writers = 8
+	}
+	if o.PageSize <= 0 {
+		o.PageSize = 2000
+	}
+	if o.Window <= 0 {
+		o.Window = 2048
+	}
+	if o.DedupeBytes <= 0 {
+		o.DedupeBytes = 64 << 20
+	}
+	if o.Grace <= 0 {
+		o.Grace = 5 * time.Second
+	}
+	if o.FlushEvery <= 0 {
+		o.FlushEvery = 2 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Job is one migration: what to read, how to build items, where to write
+// and where to keep progress.
+type Job struct {
+	Plan     *mapping.Plan
+	Snapshot source.Snapshot
+	Sink     sink.Sink
+	Store    checkpoint.Store
+	Meta     checkpoint.Meta
+	// Force resumes a checkpoint made with a different fingerprint.
+	Force bool
+}
+
+// ErrInterrupted is returned when Stop ended the run early; the checkpoint
+// holds every acknowledged position and the run can be resumed.
+var ErrInterrupted = errors.New("interrupted; checkpoint saved, run again to resume")
+
+// ResumableError is a failure after which the saved checkpoint is valid and
+// a later run resumes where this one stopped (a source that kept dropping
+// the connection, for example).
+type ResumableError struct{ Err error }
+
+func (e *ResumableError) Error() string { return e.Err.Error() + " (checkpoint saved; run again to resume)" }
+func (e *ResumableError) Unwrap() error { return e.Err }
+
+// maxReadAttempts bounds reconnections to the source for one shard.
+const maxReadAttempts = 5
+
+type run struct {
+	job      Job
+	opts     Options
+	entities map[string]*entityRun
+	order    []*entityRun
+	policy   *policy
+	dedupe   *dedupe
+	started  time.Time
+
+	interrupted atomic.Bool
+	// writerErr is an error policy's verdict raised inside a sink callback,
+	// returned by the writer that made the call.
+	writerErr atomic.Pointer[error]
+}
+
+// entityRun holds one entity's plan and live counters.
+type entityRun struct {
+	plan  *mapping.EntityPlan
+	stats *entityStats
+}
+
+// Run migrates job. It returns the summary and nil, ErrInterrupted,
+// a *ResumableError or another error; the summary is filled in every case
+// where the run got as far as reading.
+func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
+	opts.defaults()
+	r := &run{job: job, opts: opts, entities: map[string]*entityRun{}, started: time.Now()}
+	for _, ep := range job.Plan.Entities {
+		er := &entityRun{plan: ep, stats: newEntityStats()}
+		r.entities[ep.Name] = er
+		r.order = append(r.order, er)
+	}
+	resumed, err := job.Store.Open(ctx, job.Meta, job.Force)
+	if err != nil {
+		return nil, err
+	}
+	for _, er := range r.order {
+		q := er.plan.Query
+		shards, err := job.Store.Plan(ctx, er.plan.Name, func() ([]source.Range, error) {
+			return job.Snapshot.Shards(ctx, q, opts.ShardsPerEntity)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("splitting entity %s into shards: %w", er.plan.Name, err)
+		}
+		er.stats.shards = len(shards)
+		for _, s := range shards {
+			er.stats.resumedRows += s.Rows
+			er.stats.resumedItems += s.Items
+		}
+		if n, err := job.Snapshot.Count(ctx, q, source.Full, opts.ExactCounts); err == nil {
+			er.stats.estimate = n
+		} else {
+			er.stats.estimate = -1
+		}
+	}
+	r.policy, err = newPolicy(opts.RejectFile, opts.MaxRejects, opts.MaxRejectsSet)
+	if err != nil {
+		return nil, err
+	}
+	defer r.policy.close()
+	r.dedupe = newDedupe(opts.DedupeBytes, r)
+	if err := job.Store.Flush(ctx); err != nil {
+		return nil, err
+	}
+
+	runErr := r.stages(ctx)
+
+	flushErr := job.Store.Flush(context.Background())
+	sum := r.summary(resumed)
+	switch {
+	case runErr != nil:
+		return sum, runErr
+	case flushErr != nil:
+		return sum, fmt.Errorf("saving checkpoint: %w", flushErr)
+	case r.interrupted.Load():
+		return sum, ErrInterrupted
+	}
+	if err := job.Store.Finish(ctx); err != nil {
+		return sum, fmt.Errorf("saving checkpoint: %w", err)
+	}
+	return sum, nil
+}
+
+// rowMsg carries a row from its reader to a builder.
+type rowMsg = *ticket
+
+func (r *run) stages(ctx context.Context) error {
+	g, gctx := errgroup.WithContext(ctx)
+	readCtx, stopReading := context.WithCancel(gctx)
+	defer stopReading()
+	writeCtx, stopWriting := context.WithCancel(gctx)
+	defer stopWriting()
+
+	rows := make(chan rowMsg, r.opts.PageSize) // a page ahead of the builders
+	items := make(chan *mapping.Item, 4*sink.MaxBatchItems*r.opts.Writers)
+	batches := make(chan []*mapping.Item, r.opts.Writers)
+	finished := make(chan struct{})
+
+	// Stop: the first signal ends reading at once; writes in flight get
+	// the grace period to be acknowledged (and so checkpointed).
+	go func() {
+		select {
+		case <-r.opts.Stop:
+			r.interrupted.Store(true)
+			stopReading()
+			select {
+			case <-time.After(r.opts.Grace):
+				stopWriting()
+			case <-finished:
+			}
+		case <-finished:
+		}
+	}()
+
+	var readers sync.WaitGroup
+	for i := 0; i < r.opts.Readers; i++ {
+		readers.Add(1)
+		g.Go(func() error {
+			defer readers.Done()
+			return r.reader(readCtx, rows)
+		})
+	}
+	g.Go(func() error {
+		readers.Wait()
+		close(rows)
+		return nil
+	})
+
+	var builders sync.WaitGroup
+	for i := 0; i < r.opts.Builders; i++ {
+		builders.Add(1)
+		g.Go(func() error {
+			defer builders.Done()
+			return r.builder(writeCtx, rows, items)
+		})
+	}
+	g.Go(func() error {
+		builders.Wait()
+		defer close(items)
+		if r.interrupted.Load() || gctx.Err() != nil {
+			return nil
+		}
+		// Every row is built: settle the keys the filter flagged.
+		return r.dedupe.settle(writeCtx, items)
+	})
+
+	g.Go(func() error {
+		defer close(batches)
+		return interleave(writeCtx, items, batches, r.opts.Window)
+	})
+
+	for i := 0; i < r.opts.Writers; i++ {
+		g.Go(func() error { return r.writer(writeCtx, batches) })
+	}
+
+	// Persist progress and report it while the stages run.
+	ticker := time.NewTicker(r.opts.FlushEvery)
+	progressTick := time.NewTicker(time.Second)
+	done := make(chan error, 1)
+	go func() { done <- g.Wait() }()
+	defer ticker.Stop()
+	defer progressTick.Stop()
+	for {
+		select {
+		case err := <-done:
+			close(finished)
+			if r.opts.Progress != nil {
+				r.opts.Progress.Update(r.progress(true))
+			}
+			if err != nil && r.interrupted.Load() && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+				err = nil
+			}
+			return err
+		case <-ticker.C:
+			if err := r.job.Store.Flush(gctx); err != nil && gctx.Err() == nil {
+				r.opts.Logger.Warn("saving checkpoint failed; will retry", "error", err)
+			}
+		case <-progressTick.C:
+			if r.opts.Progress != nil {
+				r.opts.Progress.Update(r.progress(false))
+			}
+		}
+	}
+}
+
+// reader claims shards and streams their rows until none is left.
+func (r *run) reader(ctx context.Context, out chan<- rowMsg) error {
+	for {
+		if ctx.Err() != nil {
+			return nil
+		}
+		shard, ok, err := r.job.Store.Claim(ctx)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+		er := r.entities[shard.Entity]
+		if er == nil {
+			// The mapping no longer has this entity (a forced resume).
+			r.job.Store.Done(shard)
+			continue
+		}
+		if err := r.readShard(ctx, er, shard, out); err != nil {
+			return err
+		}
+	}
+}
+
+func (r *run) readShard(ctx context.Context, er *entityRun, shard *checkpoint.Shard, out chan<- rowMsg) error {
+	tr := newTracker(shard, r.job.Store)
+	q := er.plan.Query
+	nkey := len(q.Key)
+	after := shard.After
+	er.stats.begin()
+	backoff := sink.DefaultBackoff()
+	for attempt := 0; ; attempt++ {
+		err := r.job.Snapshot.Read(ctx, q, shard.Range, after, r.opts.PageSize, func(row value.Row) error {
+			tk := tr.add(er, row, nkey)
+			after = tk.key
+			er.stats.rowsRead.Add(1)
+			select {
+			case out <- tk:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return nil // stopping: the shard resumes after its position
+		}
+		if !r.job.Snapshot.Retryable(err) || attempt+1 >= maxReadAttempts {
+			return &ResumableError{Err: fmt.Errorf("reading entity %s shard %d: %w", er.plan.Name, shard.ID, err)}
+		}
+		r.opts.Logger.Warn("source connection lost; reading again from the last row", "entity", er.plan.Name, "shard", shard.ID, "attempt", attempt+1, "error", err)
+		er.stats.readRetries.Add(1)
+		if err := sink.Sleep(ctx, backoff.Delay(attempt+2)); err != nil {
+			return nil
+		}
+	}
+	tr.finishRead()
+	return nil
+}
+
+// builder turns rows into items.
+func (r *run) builder(ctx context.Context, in <-chan rowMsg, out chan<- *mapping.Item) error {
+	var buf []mapping.Item
+	for tk := range in {
+		var err error
+		buf, err = tk.ent.plan.Build(tk.row, buf[:0])
+		if err != nil {
+			if perr := r.reject(tk, err); perr != nil {
+				return perr
+			}
+			tk.release()
+			continue
+		}
+		tk.items = int32(len(buf))
+		tk.pending.Add(int32(len(buf)))
+		tk.ent.stats.itemsBuilt.Add(int64(len(buf)))
+		for i := range buf {
+			it := new(mapping.Item)
+			*it = buf[i]
+			it.Origin = tk
+			send, err := r.dedupe.check(ctx, it, out)
+			if err != nil {
+				return err
+			}
+			if !send {
+				continue
+			}
+			select {
+			case out <- it:
+			case <-ctx.Done():
+				return nil
+			}
+		}
+		tk.release()
+	}
+	return nil
+}
+
+// reject applies the entity's error policy to a row that cannot be written.
+func (r *run) reject(tk *ticket, err error) error {
+	var rerr *mapping.RowError
+	if !errors.As(err, &rerr) {
+		rerr = &mapping.RowError{Entity: tk.ent.plan.Name, SourceKey: tk.ent.plan.SourceKey(tk.row), Reason: err.Error(), Row: tk.ent.plan.RowValues(tk.row)}
+	}
+	tk.rejected = true
+	return r.policy.handle(tk.ent, rerr)
+}
+
+// writer sends batches until there are none.
+func (r *run) writer(ctx context.Context, in <-chan []*mapping.Item) error {
+	for batch := range in {
+		if err := r.job.Sink.Write(ctx, batch, r); err != nil {
+			if r.interrupted.Load() && ctx.Err() != nil {
+				return nil // abandoned after the grace period; not acknowledged
+			}
+			return err
+		}
+		if perr := r.writerErr.Load(); perr != nil {
+			return *perr
+		}
+	}
+	return nil
+}
+
+// Acked implements sink.Results.
+func (r *run) Acked(items []*mapping.Item) {
+	for _, it := range items {
+		tk := it.Origin.(*ticket)
+		tk.ent.stats.itemsWritten.Add(1)
+		tk.ent.stats.touch()
+		tk.release()
+	}
+}
+
+// Rejected implements sink.Results: DynamoDB refused an item.
+func (r *run) Rejected(it *mapping.Item, err error) {
+	tk := it.Origin.(*ticket)
+	if perr := r.reject(tk, err); perr != nil {
+		r.writerErr.CompareAndSwap(nil, &perr)
+	}
+	tk.release()
+}
+
+// Retried implements sink.Results.
+func (r *run) Retried(items []*mapping.Item, throttled bool) {
+	seen := map[*entityRun]bool{}
+	for _, it := range items {
+		er := it.Origin.(*ticket).ent
+		if seen[er] {
+			continue
+		}
+		seen[er] = true
+		er.stats.retried.Add(1)
+		if throttled {
+			er.stats.throttled.Add(1)
+		}
+	}
+}

@@ -1,0 +1,111 @@
+package pipeline
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/dynafold/dynafold/checkpoint"
+	"github.com/dynafold/dynafold/value"
+)
+
+// tracker follows the rows of one shard from read to acknowledgement and
+// moves the shard's checkpoint position. Writers acknowledge items out of
+// order, so the position only moves past a row once that row and every
+// row read before it in the shard have all their items acknowledged.
+type tracker struct {
+	mu       sync.Mutex
+	shard    *checkpoint.Shard
+	store    checkpoint.Store
+	queue    []*ticket // rows in read order not yet passed by the position
+	head     int
+	readDone bool
+	// done is closed when the shard is read and every row is settled.
+	done chan struct{}
+}
+
+func newTracker(s *checkpoint.Shard, store checkpoint.Store) *tracker {
+	return &tracker{shard: s, store: store, done: make(chan struct{})}
+}
+
+// ticket is one source row in flight. pending counts its unacknowledged
+// items plus one hold that the builder releases once every item has been
+// handed on, so that a row whose first item is acknowledged before the
+// last is built does not complete early.
+type ticket struct {
+	tr      *tracker
+	ent     *entityRun
+	row     value.Row
+	key     []value.Value
+	pending atomic.Int32
+	items   int32
+	// rejected marks a row that went to the error policy.
+	rejected bool
+	complete bool // guarded by tr.mu
+}
+
+// add registers a row just read; called by the shard's reader in key order.
+func (t *tracker) add(ent *entityRun, row value.Row, nkey int) *ticket {
+	tk := &ticket{tr: t, ent: ent, row: row, key: row[:nkey:nkey]}
+	tk.pending.Store(1)
+	t.mu.Lock()
+	t.queue = append(t.queue, tk)
+	t.mu.Unlock()
+	return tk
+}
+
+// finishRead records that the reader has added every row of the shard;
+// once they are all settled the shard is marked done. A shard whose read
+// was interrupted is never marked done: it resumes after its position.
+func (t *tracker) finishRead() {
+	t.mu.Lock()
+	t.readDone = true
+	t.advanceLocked()
+	t.mu.Unlock()
+}
+
+// release drops one pending count: an acknowledged item or the builder's
+// hold.
+func (tk *ticket) release() {
+	if tk.pending.Add(-1) == 0 {
+		t := tk.tr
+		t.mu.Lock()
+		tk.complete = true
+		t.advanceLocked()
+		t.mu.Unlock()
+	}
+}
+
+// advanceLocked pops completed rows off the front of the queue and records
+// the new position.
+func (t *tracker) advanceLocked() {
+	var last *ticket
+	var rows, items, rejected int64
+	for t.head < len(t.queue) && t.queue[t.head].complete {
+		tk := t.queue[t.head]
+		t.queue[t.head] = nil
+		t.head++
+		last = tk
+		rows++
+		items += int64(tk.items)
+		if tk.rejected {
+			rejected++
+		}
+	}
+	if last != nil {
+		t.store.Advance(t.shard, last.key, rows, items, rejected)
+	}
+	// Keep the queue from growing without bound: drop the consumed prefix
+	// once it is the larger half.
+	if t.head > 1024 && t.head*2 > len(t.queue) {
+		t.queue = append(t.queue[:0:0], t.queue[t.head:]...)
+		t.head = 0
+	}
+	if t.readDone && t.head == len(t.queue) {
+		select {
+		case <-t.done:
+		default:
+			t.store.Done(t.shard)
+			close(t.done)
+		}
+	}
+}

@@ -1,0 +1,68 @@
+package sink
+
+import (
+	"context"
+	"errors"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+)
+
+// errClass is what the writer does about a failed request.
+type errClass int
+
+const (
+	// classFatal stops the run: the table is missing, access is denied…
+	classFatal errClass = iota
+	// classThrottle: back off, lower the rate, send again.
+	classThrottle
+	// classTransient: a 5xx or a broken connection; send again.
+	classTransient
+	// classInvalid: the request's content is refused; find the item.
+	classInvalid
+	// classCanceled: the run is stopping.
+	classCanceled
+)
+
+// Error codes DynamoDB (or a proxy in front of it) uses for throttling,
+// also seen untyped when a gateway answers instead of DynamoDB itself.
+var throttleCodes = map[string]bool{
+	"ProvisionedThroughputExceededException": true,
+	"ThrottlingException":                    true,
+	"RequestLimitExceeded":                   true,
+	"Throttling":                             true,
+}
+
+// classify sorts an error by its type and API error code, never by message
+// text.
+func classify(err error) errClass {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return classCanceled
+	}
+	var ptee *types.ProvisionedThroughputExceededException
+	var thr *types.ThrottlingException
+	var rle *types.RequestLimitExceeded
+	if errors.As(err, &ptee) || errors.As(err, &thr) || errors.As(err, &rle) {
+		return classThrottle
+	}
+	var ise *types.InternalServerError
+	if errors.As(err, &ise) {
+		return classTransient
+	}
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		switch {
+		case throttleCodes[api.ErrorCode()]:
+			return classThrottle
+		case api.ErrorCode() == "ValidationException":
+			return classInvalid
+		}
+	}
+	// The SDK's own list: connection resets, timeouts, HTTP 5xx.
+	if retry.IsErrorRetryables(retry.DefaultRetryables).IsErrorRetryable(err) == aws.TrueTernary {
+		return classTransient
+	}
+	return classFatal
+}

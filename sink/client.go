@@ -1,0 +1,88 @@
+package sink
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+)
+
+// ClientOptions say where DynamoDB is.
+type ClientOptions struct {
+	// Region; empty uses the AWS chain, and us-east-1 with a local endpoint.
+	Region string
+	// Endpoint is a DynamoDB-compatible URL (dynalite, DynamoDB Local);
+	// empty means AWS itself.
+	Endpoint string
+	// MaxConns bounds idle connections kept per host; it should be at
+	// least the number of writers.
+	MaxConns int
+}
+
+// NewClient builds a DynamoDB client. Credentials and region come from the
+// standard AWS chain; with an Endpoint and no credentials in the chain,
+// static dummy credentials are used, because local DynamoDB-compatible
+// servers accept any signature.
+func NewClient(ctx context.Context, o ClientOptions) (*dynamodb.Client, error) {
+	conns := max(o.MaxConns, 16)
+	httpClient := awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+		t.MaxIdleConns = conns * 2
+		t.MaxIdleConnsPerHost = conns
+	})
+	opts := []func(*config.LoadOptions) error{
+		config.WithHTTPClient(httpClient),
+		// The standard retryer, set explicitly: reads and table management
+		// retry throttling and 5xx errors up to 8 times with backoff. Its
+		// client-side retry quota is disabled because a long migration that
+		// is throttled for a while would otherwise fail with "retry quota
+		// exceeded". BatchWriteItem does not use it: the writer retries
+		// itself so that it can count throttling and adapt its rate.
+		config.WithRetryer(func() aws.Retryer {
+			return retry.NewStandard(func(so *retry.StandardOptions) {
+				so.MaxAttempts = 8
+				so.MaxBackoff = 10 * time.Second
+				so.RateLimiter = ratelimit.None
+			})
+		}),
+	}
+	if o.Region != "" {
+		opts = append(opts, config.WithRegion(o.Region))
+	}
+	if o.Endpoint != "" {
+		// Nothing on a laptop or CI runner answers the EC2 metadata
+		// service; asking it only adds seconds of timeouts.
+		opts = append(opts, config.WithEC2IMDSClientEnableState(imds.ClientDisabled))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("loading AWS configuration: %w", err)
+	}
+	if o.Endpoint != "" {
+		if cfg.Region == "" {
+			cfg.Region = "us-east-1"
+		}
+		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err := cfg.Credentials.Retrieve(rctx)
+		cancel()
+		if err != nil {
+			cfg.Credentials = credentials.NewStaticCredentialsProvider("dynafold-local", "dynafold-local", "")
+		}
+	}
+	if cfg.Region == "" {
+		return nil, fmt.Errorf("no AWS region: set target.region, AWS_REGION or a profile region")
+	}
+	return dynamodb.NewFromConfig(cfg, func(do *dynamodb.Options) {
+		if o.Endpoint != "" {
+			do.BaseEndpoint = aws.String(o.Endpoint)
+		}
+	}), nil
+}

@@ -1,0 +1,149 @@
+package sink
+
+import (
+	"context"
+	"math"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// AdaptiveRate paces writes in write units per second. It starts at the
+// cap (--max-wcu or the table's provisioned capacity), or unlimited, and
+// adapts: on throttling it cuts the rate to three quarters of what was
+// actually being written, at most once a second so that a burst of throttled
+// writers does not collapse it; while writes succeed it raises the rate by
+// 5% a second, never above the cap.
+type AdaptiveRate struct {
+	mu        sync.Mutex
+	max       float64 // hard cap; 0 = none
+	cur       float64 // allowed now; +Inf = unlimited
+	lim       *rate.Limiter
+	now       func() time.Time
+	lastCut   time.Time
+	lastRaise time.Time
+	// meter: units acknowledged in the current and the last full second.
+	winStart time.Time
+	winUnits float64
+	lastRate float64
+	cuts     int64
+}
+
+// minRate keeps a throttled writer moving: 25 units per second.
+const minRate = 25
+
+// NewAdaptiveRate returns a limiter capped at max units per second (0: no
+// cap).
+func NewAdaptiveRate(max float64) *AdaptiveRate {
+	a := &AdaptiveRate{max: max, cur: math.Inf(1), now: time.Now}
+	if max > 0 {
+		a.cur = max
+	}
+	a.lim = rate.NewLimiter(rate.Limit(a.cur), burstFor(a.cur))
+	t := a.now()
+	a.winStart, a.lastCut, a.lastRaise = t, t.Add(-time.Hour), t
+	return a
+}
+
+// burstFor allows a tenth of a second of writes at once, so the pace is
+// smooth yet a 25-item batch of large items is never starved.
+func burstFor(r float64) int {
+	if math.IsInf(r, 1) {
+		return math.MaxInt32
+	}
+	return max(int(r/10), 10)
+}
+
+// Wait blocks until units may be written or ctx is done.
+func (a *AdaptiveRate) Wait(ctx context.Context, units int) error {
+	a.mu.Lock()
+	lim := a.lim
+	a.mu.Unlock()
+	if lim.Limit() == rate.Inf {
+		return ctx.Err()
+	}
+	for units > 0 {
+		n := min(units, lim.Burst())
+		if err := lim.WaitN(ctx, n); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			// The limit changed under us (burst shrank); take what is allowed.
+			n = 1
+			if err := lim.WaitN(ctx, 1); err != nil {
+				return err
+			}
+		}
+		units -= n
+	}
+	return nil
+}
+
+// Succeeded records units acknowledged by the table.
+func (a *AdaptiveRate) Succeeded(units int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	t := a.now()
+	a.tick(t)
+	a.winUnits += float64(units)
+	if t.Sub(a.lastCut) > 2*time.Second && t.Sub(a.lastRaise) >= time.Second && !math.IsInf(a.cur, 1) {
+		next := a.cur + max(a.cur*0.05, minRate)
+		if a.max > 0 && next > a.max {
+			next = a.max
+		}
+		a.set(next)
+		a.lastRaise = t
+	}
+}
+
+// Throttled records a throttled request.
+func (a *AdaptiveRate) Throttled() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	t := a.now()
+	a.tick(t)
+	if t.Sub(a.lastCut) < time.Second {
+		return
+	}
+	base := a.cur
+	if observed := a.observed(t); math.IsInf(base, 1) || observed < base {
+		base = observed
+	}
+	a.set(max(base*0.75, minRate))
+	a.lastCut = t
+	a.cuts++
+}
+
+// Current returns the allowed rate (+Inf when unlimited).
+func (a *AdaptiveRate) Current() float64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.cur
+}
+
+// tick rolls the one-second meter window.
+func (a *AdaptiveRate) tick(t time.Time) {
+	if el := t.Sub(a.winStart); el >= time.Second {
+		a.lastRate = a.winUnits / el.Seconds()
+		a.winStart, a.winUnits = t, 0
+	}
+}
+
+// observed is the acknowledged rate: the last full second, or the current
+// partial one when that is all there is.
+func (a *AdaptiveRate) observed(t time.Time) float64 {
+	if a.lastRate > 0 {
+		return a.lastRate
+	}
+	if el := t.Sub(a.winStart).Seconds(); el > 0.05 {
+		return a.winUnits / el
+	}
+	return minRate
+}
+
+func (a *AdaptiveRate) set(r float64) {
+	a.cur = r
+	a.lim.SetLimit(rate.Limit(r))
+	a.lim.SetBurst(burstFor(r))
+}

@@ -1,0 +1,287 @@
+package sink
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynafold/dynafold/mapping"
+)
+
+// BatchWrite limits (Amazon DynamoDB API Reference, BatchWriteItem).
+const (
+	// MaxBatchItems: BatchWriteItem accepts at most 25 put or delete requests.
+	MaxBatchItems = 25
+	// MaxBatchBytes: the total request size is at most 16 MB.
+	MaxBatchBytes = 16 * 1024 * 1024
+)
+
+// BatchWriteAPI is the part of the DynamoDB client the writer uses; tests
+// and the benchmark substitute fakes that throttle or fail.
+type BatchWriteAPI interface {
+	BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
+}
+
+// DynamoWriter writes batches to one table with BatchWriteItem.
+type DynamoWriter struct {
+	api   BatchWriteAPI
+	table string
+	key   keyNames
+	rate  *AdaptiveRate
+	// backoff and sleep are replaceable so tests run without waiting.
+	backoff Backoff
+	sleep   func(context.Context, time.Duration) error
+	// maxAttempts bounds consecutive attempts that make no progress.
+	maxAttempts int
+
+	requests, retried, throttled, unprocessed, items, units atomic.Int64
+	capMu                                                 sync.Mutex
+	consumed                                              float64
+}
+
+var _ Sink = (*DynamoWriter)(nil)
+
+type keyNames struct{ pk, sk string }
+
+// WriterOptions tune a DynamoWriter.
+type WriterOptions struct {
+	// Rate paces the writes; nil means unlimited with adaptive back-off.
+	Rate *AdaptiveRate
+	// MaxAttempts bounds consecutive attempts of one batch that write
+	// nothing (default 12, about a minute of backing off).
+	MaxAttempts int
+	Backoff     *Backoff
+	Sleep       func(context.Context, time.Duration) error
+}
+
+// NewDynamoWriter writes to table, whose key attributes are named by schema.
+func NewDynamoWriter(api BatchWriteAPI, schema *mapping.TableSchema, o WriterOptions) *DynamoWriter {
+	w := &DynamoWriter{api: api, table: schema.Name, rate: o.Rate, maxAttempts: o.MaxAttempts, sleep: o.Sleep}
+	w.key.pk = schema.PK.Name
+	if schema.SK != nil {
+		w.key.sk = schema.SK.Name
+	}
+	if w.rate == nil {
+		w.rate = NewAdaptiveRate(0)
+	}
+	if w.maxAttempts <= 0 {
+		w.maxAttempts = 12
+	}
+	w.backoff = DefaultBackoff()
+	if o.Backoff != nil {
+		w.backoff = *o.Backoff
+	}
+	if w.sleep == nil {
+		w.sleep = Sleep
+	}
+	return w
+}
+
+// Rate returns the writer's rate controller.
+func (w *DynamoWriter) Rate() *AdaptiveRate { return w.rate }
+
+// noRetry turns the SDK's retryer off for BatchWriteItem: Write retries
+// itself so that every throttle is counted and slows the rate.
+func noRetry(o *dynamodb.Options) { o.Retryer = aws.NopRetryer{} }
+
+// Write implements Sink.
+func (w *DynamoWriter) Write(ctx context.Context, batch []*mapping.Item, res Results) error {
+	pending := batch
+	attempt := 0
+	for len(pending) > 0 {
+		units := 0
+		for _, it := range pending {
+			units += mapping.WriteUnits(it.Size)
+		}
+		if err := w.rate.Wait(ctx, units); err != nil {
+			return err
+		}
+		reqs := make([]types.WriteRequest, len(pending))
+		for i, it := range pending {
+			reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: it.Attrs}}
+		}
+		w.requests.Add(1)
+		if attempt > 0 {
+			w.retried.Add(1)
+		}
+		out, err := w.api.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
+			RequestItems:           map[string][]types.WriteRequest{w.table: reqs},
+			ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+		}, noRetry)
+		if err != nil {
+			switch classify(err) {
+			case classCanceled:
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return err
+			case classThrottle:
+				w.throttled.Add(1)
+				w.rate.Throttled()
+				res.Retried(pending, true)
+			case classTransient:
+				res.Retried(pending, false)
+			case classInvalid:
+				return w.isolate(ctx, pending, res, err)
+			default:
+				return fmt.Errorf("writing to table %s: %w", w.table, err)
+			}
+			if attempt+1 >= w.maxAttempts {
+				return fmt.Errorf("writing to table %s: giving up after %d attempts: %w", w.table, attempt+1, err)
+			}
+			if err := w.sleep(ctx, w.backoff.Delay(attempt)); err != nil {
+				return err
+			}
+			attempt++
+			continue
+		}
+		w.addConsumed(out.ConsumedCapacity)
+		left := w.leftOver(pending, out.UnprocessedItems[w.table])
+		done := pending
+		if len(left) > 0 {
+			done = subtract(pending, left)
+		}
+		if len(done) > 0 {
+			doneUnits := 0
+			for _, it := range done {
+				doneUnits += mapping.WriteUnits(it.Size)
+			}
+			w.items.Add(int64(len(done)))
+			w.units.Add(int64(doneUnits))
+			w.rate.Succeeded(doneUnits)
+			res.Acked(done)
+		}
+		if len(left) == 0 {
+			return nil
+		}
+		// DynamoDB returns unprocessed items when the table or a partition
+		// is over its capacity: treat it as throttling.
+		w.throttled.Add(1)
+		w.unprocessed.Add(int64(len(left)))
+		w.rate.Throttled()
+		res.Retried(left, true)
+		if len(done) > 0 {
+			attempt = 0
+		} else if attempt+1 >= w.maxAttempts {
+			return fmt.Errorf("writing to table %s: %d items still unprocessed after %d attempts", w.table, len(left), attempt+1)
+		}
+		if err := w.sleep(ctx, w.backoff.Delay(attempt)); err != nil {
+			return err
+		}
+		attempt++
+		pending = left
+	}
+	return nil
+}
+
+// isolate finds which items of a refused batch are invalid by writing them
+// one at a time, so that one bad item is reported by its source row instead
+// of failing 24 good ones.
+func (w *DynamoWriter) isolate(ctx context.Context, pending []*mapping.Item, res Results, cause error) error {
+	if len(pending) == 1 {
+		res.Rejected(pending[0], fmt.Errorf("DynamoDB refused the item: %w", cause))
+		return nil
+	}
+	for _, it := range pending {
+		if err := w.Write(ctx, []*mapping.Item{it}, res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// leftOver maps the unprocessed requests back to the batch's items by
+// their key.
+func (w *DynamoWriter) leftOver(pending []*mapping.Item, reqs []types.WriteRequest) []*mapping.Item {
+	if len(reqs) == 0 {
+		return nil
+	}
+	byKey := make(map[string]*mapping.Item, len(pending))
+	for _, it := range pending {
+		byKey[it.Key] = it
+	}
+	left := make([]*mapping.Item, 0, len(reqs))
+	for _, r := range reqs {
+		if r.PutRequest == nil {
+			continue
+		}
+		it, ok := byKey[w.keyText(r.PutRequest.Item)]
+		if !ok {
+			// Unrecognisable: resend everything rather than lose an item.
+			return pending
+		}
+		left = append(left, it)
+	}
+	return left
+}
+
+func (w *DynamoWriter) keyText(item map[string]types.AttributeValue) string {
+	s := attrText(item[w.key.pk])
+	if w.key.sk != "" {
+		s += "\x00" + attrText(item[w.key.sk])
+	}
+	return s
+}
+
+func attrText(av types.AttributeValue) string {
+	switch v := av.(type) {
+	case *types.AttributeValueMemberS:
+		return v.Value
+	case *types.AttributeValueMemberN:
+		return v.Value
+	case *types.AttributeValueMemberB:
+		return string(v.Value)
+	}
+	return ""
+}
+
+func subtract(all, remove []*mapping.Item) []*mapping.Item {
+	gone := make(map[*mapping.Item]bool, len(remove))
+	for _, it := range remove {
+		gone[it] = true
+	}
+	out := make([]*mapping.Item, 0, len(all)-len(remove))
+	for _, it := range all {
+		if !gone[it] {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+func (w *DynamoWriter) addConsumed(cc []types.ConsumedCapacity) {
+	var sum float64
+	for _, c := range cc {
+		if c.CapacityUnits != nil {
+			sum += *c.CapacityUnits
+		}
+	}
+	if sum == 0 {
+		return
+	}
+	w.capMu.Lock()
+	w.consumed += sum
+	w.capMu.Unlock()
+}
+
+// Stats implements Sink.
+func (w *DynamoWriter) Stats() Stats {
+	w.capMu.Lock()
+	consumed := w.consumed
+	w.capMu.Unlock()
+	return Stats{
+		Requests:         w.requests.Load(),
+		Retried:          w.retried.Load(),
+		Throttled:        w.throttled.Load(),
+		UnprocessedItems: w.unprocessed.Load(),
+		Items:            w.items.Load(),
+		WriteUnits:       w.units.Load(),
+		ConsumedCapacity: consumed,
+	}
+}

@@ -1,0 +1,250 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/dynafold/dynafold/source"
+	"github.com/dynafold/dynafold/value"
+)
+
+// snapshot gives each Read its own consistent, read-only transaction.
+// MySQL and MariaDB cannot share one snapshot between connections, so the
+// guarantee is per shard; Info says so.
+type snapshot struct {
+	src *Source
+}
+
+// Snapshot implements source.Source.
+func (s *Source) Snapshot(context.Context, source.SnapshotOptions) (source.Snapshot, error) {
+	return &snapshot{src: s}, nil
+}
+
+func (s *snapshot) Info() source.SnapshotInfo {
+	return source.SnapshotInfo{Note: "each shard is read in its own consistent-snapshot transaction (START TRANSACTION WITH CONSISTENT SNAPSHOT); MySQL cannot share one snapshot between connections"}
+}
+
+func (s *snapshot) Close() error { return nil }
+
+func (s *snapshot) begin(ctx context.Context) (*sql.Conn, error) {
+	conn, err := s.src.db.Conn(ctx)
+	if err != nil {
+		return nil, s.src.dsn.RedactError(err)
+	}
+	for _, stmt := range []string{
+		"SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+		"START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
+	} {
+		if _, err := conn.ExecContext(ctx, stmt); err != nil {
+			conn.Close()
+			return nil, s.src.dsn.RedactError(err)
+		}
+	}
+	return conn, nil
+}
+
+func end(conn *sql.Conn) {
+	_, _ = conn.ExecContext(context.Background(), "ROLLBACK")
+	conn.Close()
+}
+
+// Read implements source.Snapshot.
+func (s *snapshot) Read(ctx context.Context, q *source.Query, r source.Range, after []value.Value, pageSize int, emit func(value.Row) error) error {
+	conn, err := s.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer end(conn)
+	nkey := len(q.Key)
+	raw := make([]sql.RawBytes, len(q.Columns))
+	dest := make([]any, len(q.Columns))
+	for i := range raw {
+		dest[i] = &raw[i]
+	}
+	for {
+		st := source.PageSQL(dialect{}, q, r, after, pageSize, arg)
+		rows, err := conn.QueryContext(ctx, st.SQL, st.Args...)
+		if err != nil {
+			return s.src.dsn.RedactError(err)
+		}
+		n := 0
+		for rows.Next() {
+			if err := rows.Scan(dest...); err != nil {
+				rows.Close()
+				return s.src.dsn.RedactError(err)
+			}
+			row := make(value.Row, len(raw))
+			for i, b := range raw {
+				v, err := decode(b, q.Columns[i].Kind)
+				if err != nil {
+					rows.Close()
+					return fmt.Errorf("column %s: %w", q.Columns[i], err)
+				}
+				row[i] = v
+			}
+			after = row[:nkey:nkey]
+			n++
+			if err := emit(row); err != nil {
+				rows.Close()
+				return err
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return s.src.dsn.RedactError(err)
+		}
+		if n < pageSize {
+			return nil
+		}
+	}
+}
+
+// decode converts the text protocol's bytes into a value of the column's
+// kind. sql.RawBytes is reused by the driver, so everything is copied.
+func decode(b sql.RawBytes, kind value.Kind) (value.Value, error) {
+	if b == nil {
+		return value.NullValue(), nil
+	}
+	s := string(b)
+	switch kind {
+	case value.Int:
+		i, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return value.DecimalValue(s), nil
+		}
+		return value.IntValue(i), nil
+	case value.Decimal:
+		return value.DecimalValue(s), nil
+	case value.Float:
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return value.Value{}, err
+		}
+		return value.FloatValue(f), nil
+	case value.Bool:
+		return value.BoolValue(s != "0"), nil
+	case value.Bytes:
+		return value.BytesValue(append([]byte(nil), b...)), nil
+	case value.JSON:
+		return value.JSONValue(s), nil
+	case value.Date:
+		t, err := time.Parse(value.DateLayout, s)
+		if err != nil {
+			// Zero dates (0000-00-00) have no calendar meaning; keep the text.
+			return value.StringValue(s), nil
+		}
+		return value.DateValue(t), nil
+	case value.Timestamp:
+		t, err := time.Parse("2006-01-02 15:04:05.999999999", s)
+		if err != nil {
+			return value.StringValue(s), nil
+		}
+		return value.TimestampValue(t), nil
+	}
+	return value.StringValue(s), nil
+}
+
+// arg converts a key value into a driver argument.
+func arg(v value.Value) any {
+	switch v.Kind {
+	case value.Null:
+		return nil
+	case value.Int:
+		return v.I
+	case value.Float:
+		return v.F
+	case value.Bool:
+		return v.I != 0
+	case value.Bytes:
+		return v.B
+	case value.Date:
+		return v.T.Format(value.DateLayout)
+	case value.Timestamp:
+		return v.T.Format("2006-01-02 15:04:05.999999")
+	}
+	return v.S
+}
+
+// Count implements source.Snapshot.
+func (s *snapshot) Count(ctx context.Context, q *source.Query, r source.Range, exact bool) (int64, error) {
+	if !exact {
+		if q.SQL != "" || len(q.Where) > 0 || r != source.Full {
+			return -1, nil
+		}
+		var n sql.NullInt64
+		err := s.src.db.QueryRowContext(ctx, `SELECT TABLE_ROWS FROM information_schema.TABLES
+			WHERE TABLE_SCHEMA = COALESCE(NULLIF(?, ''), DATABASE()) AND TABLE_NAME = ?`, q.Base.Schema, q.Base.Name).Scan(&n)
+		if err != nil || !n.Valid {
+			return -1, nil
+		}
+		return n.Int64, nil
+	}
+	conn, err := s.begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer end(conn)
+	st := source.CountSQL(dialect{}, q, r, arg)
+	var n int64
+	if err := conn.QueryRowContext(ctx, st.SQL, st.Args...).Scan(&n); err != nil {
+		return 0, s.src.dsn.RedactError(err)
+	}
+	return n, nil
+}
+
+// Shards implements source.Snapshot like the PostgreSQL driver: integer
+// keys split arithmetically, other keys read as one shard.
+func (s *snapshot) Shards(ctx context.Context, q *source.Query, n int) ([]source.Range, error) {
+	if n <= 1 || q.KeyKinds[0] != value.Int {
+		return []source.Range{source.Full}, nil
+	}
+	conn, err := s.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer end(conn)
+	var bounds [2]int64
+	for i, desc := range []bool{false, true} {
+		st := source.BoundSQL(dialect{}, q, desc, arg)
+		err := conn.QueryRowContext(ctx, st.SQL, st.Args...).Scan(&bounds[i])
+		if errors.Is(err, sql.ErrNoRows) {
+			return []source.Range{source.Full}, nil
+		}
+		if err != nil {
+			return nil, s.src.dsn.RedactError(err)
+		}
+	}
+	return source.IntShards(bounds[0], bounds[1], n), nil
+}
+
+// MySQL and MariaDB error numbers after which reading again is safe.
+const (
+	erServerShutdown   = 1053 // ER_SERVER_SHUTDOWN
+	erQueryInterrupted = 1317 // ER_QUERY_INTERRUPTED (KILL QUERY)
+	erConnectionKilled = 1927 // ER_CONNECTION_KILLED (MariaDB KILL)
+	erLockDeadlock     = 1213 // ER_LOCK_DEADLOCK
+)
+
+// Retryable implements source.Snapshot.
+func (s *snapshot) Retryable(err error) bool {
+	var myErr *mysql.MySQLError
+	if errors.As(err, &myErr) {
+		switch myErr.Number {
+		case erServerShutdown, erQueryInterrupted, erConnectionKilled, erLockDeadlock:
+			return true
+		}
+		return false
+	}
+	var netErr net.Error
+	return errors.As(err, &netErr) || errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, driver.ErrBadConn) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}

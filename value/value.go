@@ -1,0 +1,163 @@
+// Package value defines the normalized values that flow from a source reader
+// to the item builder and into checkpoints.
+//
+// Each database driver returns its own Go types (pgtype.Numeric, []byte for
+// a MySQL DECIMAL, time.Time in some location…). Readers convert them once,
+// at the edge, into a Value of a small fixed set of kinds, so that type
+// conversion to DynamoDB is written once and behaves the same for PostgreSQL
+// and MySQL. Numbers that must stay exact (numeric, decimal, unsigned bigint)
+// travel as decimal text and never pass through float64.
+package value
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Kind says which field of a Value holds the data.
+type Kind uint8
+
+// The kinds of source value.
+const (
+	Null      Kind = iota // SQL NULL
+	Int                   // I: any integer column that fits int64
+	Decimal               // S: exact decimal text, e.g. "-12.3400" or "18446744073709551615"
+	Float                 // F: float4/float8, FLOAT/DOUBLE
+	Bool                  // I: 0 or 1
+	String                // S: text, varchar, char, enum, uuid, …
+	Bytes                 // B: bytea, blob, binary
+	Date                  // T: a calendar date at 00:00 UTC
+	Timestamp             // T: an instant, in UTC
+	JSON                  // S: JSON text as stored (json, jsonb, MySQL JSON)
+	List                  // L: a PostgreSQL array
+)
+
+var kindNames = [...]string{"null", "int", "decimal", "float", "bool", "string", "bytes", "date", "timestamp", "json", "list"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind(%d)", k)
+}
+
+// Value is one normalized column value. It is a plain struct rather than an
+// interface so that rows can be built without boxing every column.
+type Value struct {
+	Kind Kind
+	I    int64
+	F    float64
+	S    string
+	B    []byte
+	T    time.Time
+	L    []Value
+}
+
+// Constructors keep call sites short and make the kind explicit.
+
+func NullValue() Value                { return Value{} }
+func IntValue(i int64) Value          { return Value{Kind: Int, I: i} }
+func DecimalValue(s string) Value     { return Value{Kind: Decimal, S: s} }
+func FloatValue(f float64) Value      { return Value{Kind: Float, F: f} }
+func StringValue(s string) Value      { return Value{Kind: String, S: s} }
+func BytesValue(b []byte) Value       { return Value{Kind: Bytes, B: b} }
+func JSONValue(s string) Value        { return Value{Kind: JSON, S: s} }
+func ListValue(l []Value) Value       { return Value{Kind: List, L: l} }
+func TimestampValue(t time.Time) Value { return Value{Kind: Timestamp, T: t.UTC()} }
+
+// BoolValue returns a Bool value.
+func BoolValue(b bool) Value {
+	if b {
+		return Value{Kind: Bool, I: 1}
+	}
+	return Value{Kind: Bool}
+}
+
+// DateValue returns a Date value for the calendar day of t as seen in t's
+// own location (a DATE column has no zone; drivers hand it over as midnight).
+func DateValue(t time.Time) Value {
+	y, m, d := t.Date()
+	return Value{Kind: Date, T: time.Date(y, m, d, 0, 0, 0, 0, time.UTC)}
+}
+
+// IsNull reports whether v is SQL NULL.
+func (v Value) IsNull() bool { return v.Kind == Null }
+
+// Row is one source row: values in the order of the query's column list.
+type Row []Value
+
+// Text renders v the way it appears in error messages, reject files and
+// template substitution of non-string kinds. It is exact for numbers.
+func (v Value) Text() string {
+	switch v.Kind {
+	case Null:
+		return ""
+	case Int:
+		return strconv.FormatInt(v.I, 10)
+	case Decimal, String, JSON:
+		return v.S
+	case Float:
+		return strconv.FormatFloat(v.F, 'g', -1, 64)
+	case Bool:
+		if v.I != 0 {
+			return "true"
+		}
+		return "false"
+	case Bytes:
+		return fmt.Sprintf("%x", v.B)
+	case Date:
+		return v.T.Format(DateLayout)
+	case Timestamp:
+		return v.T.Format(TimestampLayout)
+	case List:
+		s := "["
+		for i, e := range v.L {
+			if i > 0 {
+				s += ","
+			}
+			s += e.Text()
+		}
+		return s + "]"
+	}
+	return ""
+}
+
+// Layouts used for dates and instants everywhere: fixed width, so that the
+// strings sort in time order inside DynamoDB sort keys.
+const (
+	DateLayout      = "2006-01-02"
+	TimestampLayout = "2006-01-02T15:04:05.000Z"
+)
+
+// Equal reports whether a and b are the same value of the same kind.
+func Equal(a, b Value) bool {
+	if a.Kind != b.Kind {
+		return false
+	}
+	switch a.Kind {
+	case Null:
+		return true
+	case Int, Bool:
+		return a.I == b.I
+	case Float:
+		return a.F == b.F
+	case Decimal, String, JSON:
+		return a.S == b.S
+	case Bytes:
+		return string(a.B) == string(b.B)
+	case Date, Timestamp:
+		return a.T.Equal(b.T)
+	case List:
+		if len(a.L) != len(b.L) {
+			return false
+		}
+		for i := range a.L {
+			if !Equal(a.L[i], b.L[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
