@@ -8,12 +8,18 @@ import (
 	"github.com/dynafold/dynafold/sink"
 )
 
+// spreadKeys is how many partition keys the batcher tries to have in hand
+// before it sends a batch. DynamoDB gives one partition at most 1,000 write
+// units a second; spread over 256 keys, a load of 100,000 items a second
+// puts about 400 a second on each.
+const spreadKeys = 256
+
 // interleave groups items into batches so that consecutive batches spread
 // over many partition keys. Rows arrive in source-key order, which often
 // means one item collection after another; written in that order, a large
-// collection would hit one partition, and DynamoDB gives a partition at
-// most 1,000 write units a second. The batcher holds a window of items by
-// partition key and fills each batch round-robin, one item per key in turn.
+// collection would hit one partition. The batcher holds items by partition
+// key until it has spreadKeys keys (or window items) and fills each batch
+// round-robin, one item per key in turn.
 //
 // Keys are unique within a run (dedupe holds back repeats), so a batch
 // never carries the same key twice, which BatchWriteItem would refuse.
@@ -32,7 +38,7 @@ func interleave(ctx context.Context, in <-chan *mapping.Item, out chan<- []*mapp
 	idle := time.NewTimer(time.Hour)
 	defer idle.Stop()
 	for {
-		if q.n >= window {
+		if q.n >= window || (len(q.byKey) >= spreadKeys && q.n >= sink.MaxBatchItems) {
 			if !emit() {
 				return nil
 			}

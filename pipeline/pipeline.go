@@ -37,8 +37,8 @@ type Options struct {
 	Writers int
 	// PageSize is rows per keyset page (default 2000).
 	PageSize int
-	// Window is how many items the batcher holds to spread consecutive
-	// batches over many partition keys (default 2048).
+	// Window bounds the items the batcher holds while it gathers enough
+	// partition keys to spread consecutive batches over (default 16384).
 	Window int
 	// DedupeBytes sizes the duplicate-key filter (default 64 MiB).
 	DedupeBytes int
@@ -78,7 +78,7 @@ func (o *Options) defaults() {
 		o.PageSize = 2000
 	}
 	if o.Window <= 0 {
-		o.Window = 2048
+		o.Window = 16384
 	}
 	if o.DedupeBytes <= 0 {
 		o.DedupeBytes = 64 << 20

@@ -35,6 +35,15 @@ var throttleCodes = map[string]bool{
 	"Throttling":                             true,
 }
 
+// Error codes of server-side failures that a retry can outlive, as seen
+// when the SDK cannot map them to a typed error (a 503 from a load
+// balancer, for instance).
+var transientCodes = map[string]bool{
+	"InternalServerError": true,
+	"InternalFailure":     true,
+	"ServiceUnavailable":  true,
+}
+
 // classify sorts an error by its type and API error code, never by message
 // text.
 func classify(err error) errClass {
@@ -56,6 +65,8 @@ func classify(err error) errClass {
 		switch {
 		case throttleCodes[api.ErrorCode()]:
 			return classThrottle
+		case transientCodes[api.ErrorCode()]:
+			return classTransient
 		case api.ErrorCode() == "ValidationException":
 			return classInvalid
 		}

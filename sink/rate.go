@@ -35,8 +35,10 @@ const minRate = 25
 
 // NewAdaptiveRate returns a limiter capped at max units per second (0: no
 // cap).
-func NewAdaptiveRate(max float64) *AdaptiveRate {
-	a := &AdaptiveRate{max: max, cur: math.Inf(1), now: time.Now}
+func NewAdaptiveRate(max float64) *AdaptiveRate { return newAdaptiveRate(max, time.Now) }
+
+func newAdaptiveRate(max float64, now func() time.Time) *AdaptiveRate {
+	a := &AdaptiveRate{max: max, cur: math.Inf(1), now: now}
 	if max > 0 {
 		a.cur = max
 	}
@@ -106,9 +108,14 @@ func (a *AdaptiveRate) Throttled() {
 	if t.Sub(a.lastCut) < time.Second {
 		return
 	}
+	// Cut from what is really getting through when that is known: a rate
+	// the table could never reach says nothing about what it can take.
 	base := a.cur
-	if observed := a.observed(t); math.IsInf(base, 1) || observed < base {
+	if observed, ok := a.observed(t); ok && observed < base {
 		base = observed
+	}
+	if math.IsInf(base, 1) {
+		base = unknownStart
 	}
 	a.set(max(base*0.75, minRate))
 	a.lastCut = t
@@ -130,16 +137,20 @@ func (a *AdaptiveRate) tick(t time.Time) {
 	}
 }
 
+// unknownStart is where an unlimited writer that is throttled before any
+// write was acknowledged starts from: one partition's worth.
+const unknownStart = 1000
+
 // observed is the acknowledged rate: the last full second, or the current
-// partial one when that is all there is.
-func (a *AdaptiveRate) observed(t time.Time) float64 {
+// partial one; ok is false while nothing has been acknowledged.
+func (a *AdaptiveRate) observed(t time.Time) (float64, bool) {
 	if a.lastRate > 0 {
-		return a.lastRate
+		return a.lastRate, true
 	}
-	if el := t.Sub(a.winStart).Seconds(); el > 0.05 {
-		return a.winUnits / el
+	if el := t.Sub(a.winStart).Seconds(); el > 0.05 && a.winUnits > 0 {
+		return a.winUnits / el, true
 	}
-	return minRate
+	return 0, false
 }
 
 func (a *AdaptiveRate) set(r float64) {

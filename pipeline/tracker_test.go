@@ -1,0 +1,87 @@
+package pipeline
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynafold/dynafold/checkpoint"
+	"github.com/dynafold/dynafold/source"
+	"github.com/dynafold/dynafold/value"
+)
+
+// The checkpoint position may only pass a row once that row and every
+// earlier row of the shard have all their items acknowledged, whatever
+// order the acknowledgements arrive in.
+func TestTrackerMovesOnlyPastFullyAcknowledgedRows(t *testing.T) {
+	for seed := uint64(1); seed <= 50; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 99))
+		store := checkpoint.NewMemoryStore()
+		_, err := store.Open(t.Context(), checkpoint.Meta{}, false)
+		require.NoError(t, err)
+		shards, err := store.Plan(t.Context(), "e", func() ([]source.Range, error) { return []source.Range{source.Full}, nil })
+		require.NoError(t, err)
+		tr := newTracker(shards[0], store)
+		er := &entityRun{stats: newEntityStats()}
+
+		const rows = 200
+		type pend struct{ row, item int }
+		var tickets []*ticket
+		var acks []pend
+		itemsOf := make([]int, rows)
+		for r := 0; r < rows; r++ {
+			tk := tr.add(er, value.Row{value.IntValue(int64(r))}, 1)
+			n := rng.IntN(4) // rows with 0 items complete as soon as built
+			itemsOf[r] = n
+			tk.items = int32(n)
+			tk.pending.Add(int32(n))
+			tickets = append(tickets, tk)
+			for i := 0; i < n; i++ {
+				acks = append(acks, pend{r, i})
+			}
+		}
+		tr.finishRead()
+		// Builders release their holds, then acks arrive in random order.
+		for _, tk := range tickets {
+			tk.release()
+		}
+		rng.Shuffle(len(acks), func(i, j int) { acks[i], acks[j] = acks[j], acks[i] })
+		acked := make([]int, rows)
+		for _, a := range acks {
+			tickets[a.row].release()
+			acked[a.row]++
+			s := store.Shards()[0]
+			if s.After == nil {
+				continue
+			}
+			pos := int(s.After[0].I)
+			for r := 0; r <= pos; r++ {
+				require.Equal(t, itemsOf[r], acked[r], "seed %d: position %d passed row %d before its items were acknowledged", seed, pos, r)
+			}
+			require.EqualValues(t, pos+1, s.Rows)
+		}
+		s := store.Shards()[0]
+		require.Equal(t, checkpoint.Done, s.Status)
+		require.EqualValues(t, rows, s.Rows)
+		require.EqualValues(t, rows-1, s.After[0].I)
+		select {
+		case <-tr.done:
+		default:
+			t.Fatal("tracker not done")
+		}
+	}
+}
+
+func TestKeySet(t *testing.T) {
+	s := newKeySet(1 << 20)
+	require.False(t, s.testAndAdd("a\x00b"))
+	require.True(t, s.testAndAdd("a\x00b"))
+	fp := 0
+	for i := 0; i < 50000; i++ {
+		if s.testAndAdd(string(rune(i)) + "-key") {
+			fp++
+		}
+	}
+	require.Less(t, fp, 50, "false positives at 50k keys in 1 MiB")
+}

@@ -1,0 +1,226 @@
+package sink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynafold/dynafold/mapping"
+)
+
+// fakeAPI answers BatchWriteItem from a script of responses, recording
+// what it was sent.
+type fakeAPI struct {
+	mu      sync.Mutex
+	script  []func(reqs []types.WriteRequest) (*dynamodb.BatchWriteItemOutput, error)
+	calls   [][]types.WriteRequest
+	written map[string]int
+}
+
+func (f *fakeAPI) BatchWriteItem(_ context.Context, in *dynamodb.BatchWriteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	reqs := in.RequestItems["t"]
+	f.calls = append(f.calls, reqs)
+	step := func(reqs []types.WriteRequest) (*dynamodb.BatchWriteItemOutput, error) { return &dynamodb.BatchWriteItemOutput{}, nil }
+	if len(f.script) > 0 {
+		step, f.script = f.script[0], f.script[1:]
+	}
+	out, err := step(reqs)
+	if err == nil {
+		unprocessed := map[string]bool{}
+		for _, r := range out.UnprocessedItems["t"] {
+			unprocessed[keyOf(r.PutRequest.Item)] = true
+		}
+		for _, r := range reqs {
+			if k := keyOf(r.PutRequest.Item); !unprocessed[k] {
+				f.written[k]++
+			}
+		}
+	}
+	return out, err
+}
+
+func keyOf(item map[string]types.AttributeValue) string {
+	return item["PK"].(*types.AttributeValueMemberS).Value
+}
+
+type results struct {
+	mu        sync.Mutex
+	acked     []string
+	rejected  map[string]error
+	retried   int
+	throttled int
+}
+
+func (r *results) Acked(items []*mapping.Item) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, it := range items {
+		r.acked = append(r.acked, it.Key)
+	}
+}
+
+func (r *results) Rejected(it *mapping.Item, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rejected[it.Key] = err
+}
+
+func (r *results) Retried(_ []*mapping.Item, throttled bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.retried++
+	if throttled {
+		r.throttled++
+	}
+}
+
+func batch(n int) []*mapping.Item {
+	out := make([]*mapping.Item, n)
+	for i := range out {
+		k := fmt.Sprintf("K%02d", i)
+		out[i] = &mapping.Item{Key: k, PKLen: len(k), Size: 100, Attrs: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: k}}}
+	}
+	return out
+}
+
+func newTestWriter(api BatchWriteAPI) *DynamoWriter {
+	noSleep := func(context.Context, time.Duration) error { return nil }
+	return NewDynamoWriter(api, &mapping.TableSchema{Name: "t", PK: mapping.KeyAttr{Name: "PK", Type: mapping.TypeS}}, WriterOptions{Sleep: noSleep, MaxAttempts: 5})
+}
+
+func unprocessedFirst(n int) func([]types.WriteRequest) (*dynamodb.BatchWriteItemOutput, error) {
+	return func(reqs []types.WriteRequest) (*dynamodb.BatchWriteItemOutput, error) {
+		return &dynamodb.BatchWriteItemOutput{UnprocessedItems: map[string][]types.WriteRequest{"t": reqs[:min(n, len(reqs))]}}, nil
+	}
+}
+
+func apiError(code string) func([]types.WriteRequest) (*dynamodb.BatchWriteItemOutput, error) {
+	return func([]types.WriteRequest) (*dynamodb.BatchWriteItemOutput, error) {
+		return nil, &smithy.GenericAPIError{Code: code, Message: "injected"}
+	}
+}
+
+func TestWriterRetriesUnprocessedUntilAllAcknowledged(t *testing.T) {
+	api := &fakeAPI{written: map[string]int{}, script: []func([]types.WriteRequest) (*dynamodb.BatchWriteItemOutput, error){
+		unprocessedFirst(10),
+		apiError("ProvisionedThroughputExceededException"),
+		unprocessedFirst(3),
+		apiError("InternalServerError"),
+	}}
+	w := newTestWriter(api)
+	res := &results{rejected: map[string]error{}}
+	require.NoError(t, w.Write(context.Background(), batch(25), res))
+	require.Len(t, res.acked, 25)
+	require.Len(t, api.written, 25)
+	require.Len(t, api.calls, 5)
+	require.Len(t, api.calls[1], 10, "only the unprocessed items are sent again")
+	require.Len(t, api.calls[4], 3)
+	st := w.Stats()
+	require.EqualValues(t, 5, st.Requests)
+	require.EqualValues(t, 4, st.Retried)
+	require.EqualValues(t, 3, st.Throttled, "two unprocessed answers and one exception")
+	require.EqualValues(t, 13, st.UnprocessedItems)
+	require.EqualValues(t, 25, st.Items)
+	require.Equal(t, 4, res.retried)
+	require.Equal(t, 3, res.throttled)
+}
+
+func TestWriterIsolatesAnInvalidItem(t *testing.T) {
+	// The whole batch is refused; written one by one, only K07 is.
+	script := []func([]types.WriteRequest) (*dynamodb.BatchWriteItemOutput, error){apiError("ValidationException")}
+	for i := 0; i < 25; i++ {
+		if i == 7 {
+			script = append(script, apiError("ValidationException"))
+		} else {
+			script = append(script, func([]types.WriteRequest) (*dynamodb.BatchWriteItemOutput, error) { return &dynamodb.BatchWriteItemOutput{}, nil })
+		}
+	}
+	api := &fakeAPI{written: map[string]int{}, script: script}
+	res := &results{rejected: map[string]error{}}
+	require.NoError(t, newTestWriter(api).Write(context.Background(), batch(25), res))
+	require.Len(t, res.acked, 24)
+	require.Len(t, res.rejected, 1)
+	require.ErrorContains(t, res.rejected["K07"], "DynamoDB refused the item")
+}
+
+func TestWriterGivesUpAndStopsOnFatalErrors(t *testing.T) {
+	api := &fakeAPI{written: map[string]int{}}
+	for i := 0; i < 10; i++ {
+		api.script = append(api.script, apiError("ThrottlingException"))
+	}
+	err := newTestWriter(api).Write(context.Background(), batch(3), &results{rejected: map[string]error{}})
+	require.ErrorContains(t, err, "giving up after 5 attempts")
+
+	api = &fakeAPI{written: map[string]int{}, script: []func([]types.WriteRequest) (*dynamodb.BatchWriteItemOutput, error){
+		func([]types.WriteRequest) (*dynamodb.BatchWriteItemOutput, error) {
+			return nil, &types.ResourceNotFoundException{Message: new(string)}
+		},
+	}}
+	err = newTestWriter(api).Write(context.Background(), batch(3), &results{rejected: map[string]error{}})
+	var nf *types.ResourceNotFoundException
+	require.ErrorAs(t, err, &nf)
+	require.Len(t, api.calls, 1, "a missing table is not retried")
+}
+
+func TestWriterStopsOnCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	api := &fakeAPI{written: map[string]int{}, script: []func([]types.WriteRequest) (*dynamodb.BatchWriteItemOutput, error){
+		func(reqs []types.WriteRequest) (*dynamodb.BatchWriteItemOutput, error) {
+			cancel()
+			return &dynamodb.BatchWriteItemOutput{UnprocessedItems: map[string][]types.WriteRequest{"t": reqs}}, nil
+		},
+	}}
+	w := NewDynamoWriter(api, &mapping.TableSchema{Name: "t", PK: mapping.KeyAttr{Name: "PK"}}, WriterOptions{})
+	err := w.Write(ctx, batch(2), &results{rejected: map[string]error{}})
+	require.True(t, errors.Is(err, context.Canceled))
+}
+
+func TestClassify(t *testing.T) {
+	require.Equal(t, classThrottle, classify(&types.ProvisionedThroughputExceededException{}))
+	require.Equal(t, classThrottle, classify(fmt.Errorf("wrapped: %w", &types.ThrottlingException{})))
+	require.Equal(t, classThrottle, classify(&smithy.GenericAPIError{Code: "RequestLimitExceeded"}))
+	require.Equal(t, classTransient, classify(&types.InternalServerError{}))
+	require.Equal(t, classInvalid, classify(&smithy.GenericAPIError{Code: "ValidationException"}))
+	require.Equal(t, classFatal, classify(&smithy.GenericAPIError{Code: "AccessDeniedException"}))
+	require.Equal(t, classCanceled, classify(context.Canceled))
+}
+
+func TestAdaptiveRate(t *testing.T) {
+	now := time.Unix(1000, 0)
+	a := newAdaptiveRate(1000, func() time.Time { return now })
+	require.Equal(t, 1000.0, a.Current())
+	a.Throttled()
+	require.Equal(t, 750.0, a.Current(), "cut to three quarters")
+	a.Throttled()
+	require.Equal(t, 750.0, a.Current(), "at most one cut a second")
+	now = now.Add(3 * time.Second)
+	a.Succeeded(10)
+	require.Equal(t, 787.5, a.Current(), "raised by 5% a second")
+	for i := 0; i < 100; i++ {
+		now = now.Add(time.Second)
+		a.Succeeded(10)
+	}
+	require.Equal(t, 1000.0, a.Current(), "never above the cap")
+
+	u := newAdaptiveRate(0, func() time.Time { return now })
+	require.True(t, u.Current() > 1e300, "unlimited without a cap")
+	u.Throttled()
+	require.Equal(t, 750.0, u.Current(), "throttled before any acknowledgement: from one partition's worth")
+	for i := 0; i < 3; i++ { // 200 units in the first 1.2 s
+		now = now.Add(400 * time.Millisecond)
+		u.Succeeded(100)
+	}
+	now = now.Add(100 * time.Millisecond)
+	u.Throttled()
+	require.InDelta(t, 0.75*200/1.2, u.Current(), 1e-9, "cut from what actually got through")
+}
