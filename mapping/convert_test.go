@@ -124,13 +124,13 @@ func TestConvertGolden(t *testing.T) {
 
 func TestItemSize(t *testing.T) {
 	item := map[string]types.AttributeValue{
-		"PK":   &types.AttributeValueMemberS{Value: "USER#1"},               // 2 + 6
-		"Näme": &types.AttributeValueMemberS{Value: "Zoë"},                  // 5 + 4
-		"N":    &types.AttributeValueMemberN{Value: "123.45"},               // 1 + (5+1)/2+1 = 4
-		"B":    &types.AttributeValueMemberB{Value: []byte{1, 2, 3}},        // 1 + 3
-		"Ok":   &types.AttributeValueMemberBOOL{Value: true},                // 2 + 1
-		"Nil":  &types.AttributeValueMemberNULL{Value: true},                // 3 + 1
-		"L":    &types.AttributeValueMemberL{Value: []types.AttributeValue{ // 1 + 3 + (1+1) + (1+2)
+		"PK":   &types.AttributeValueMemberS{Value: "USER#1"},        // 2 + 6
+		"Näme": &types.AttributeValueMemberS{Value: "Zoë"},           // 5 + 4
+		"N":    &types.AttributeValueMemberN{Value: "123.45"},        // 1 + (5+1)/2+1 = 4
+		"B":    &types.AttributeValueMemberB{Value: []byte{1, 2, 3}}, // 1 + 3
+		"Ok":   &types.AttributeValueMemberBOOL{Value: true},         // 2 + 1
+		"Nil":  &types.AttributeValueMemberNULL{Value: true},         // 3 + 1
+		"L": &types.AttributeValueMemberL{Value: []types.AttributeValue{ // 1 + 3 + (1+1) + (1+2)
 			&types.AttributeValueMemberS{Value: "a"},
 			&types.AttributeValueMemberN{Value: "10"},
 		}},

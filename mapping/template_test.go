@@ -97,17 +97,17 @@ func TestTemplateRenderGolden(t *testing.T) {
 
 func TestTemplateParseErrors(t *testing.T) {
 	cases := map[string]string{
-		"${id":           `unterminated "${" at offset 0`,
-		"A$B":            `a lone "$" at offset 1`,
-		"${}":            "empty column name",
-		"${id|pad}":      `transform "pad" needs a number, e.g. pad:8`,
-		"${id|pad:0}":    "pad needs a whole number from 1 to 64",
-		"${id|lower:2}":  `transform "lower" takes no argument`,
-		"${id|reverse}":  `unknown transform "reverse"`,
-		"${a.b.c}":       `invalid column name "a.b.c"`,
-		"${id|shard:x}":  `shard needs a whole number`,
-		"${na me}":       `invalid column name "na me"`,
-		"x${.id}":        `invalid column name ".id"`,
+		"${id":          `unterminated "${" at offset 0`,
+		"A$B":           `a lone "$" at offset 1`,
+		"${}":           "empty column name",
+		"${id|pad}":     `transform "pad" needs a number, e.g. pad:8`,
+		"${id|pad:0}":   "pad needs a whole number from 1 to 64",
+		"${id|lower:2}": `transform "lower" takes no argument`,
+		"${id|reverse}": `unknown transform "reverse"`,
+		"${a.b.c}":      `invalid column name "a.b.c"`,
+		"${id|shard:x}": `shard needs a whole number`,
+		"${na me}":      `invalid column name "na me"`,
+		"x${.id}":       `invalid column name ".id"`,
 	}
 	for src, want := range cases {
 		t.Run(src, func(t *testing.T) {

@@ -115,7 +115,9 @@ var ErrInterrupted = errors.New("interrupted; checkpoint saved, run again to res
 // the connection, for example).
 type ResumableError struct{ Err error }
 
-func (e *ResumableError) Error() string { return e.Err.Error() + " (checkpoint saved; run again to resume)" }
+func (e *ResumableError) Error() string {
+	return e.Err.Error() + " (checkpoint saved; run again to resume)"
+}
 func (e *ResumableError) Unwrap() error { return e.Err }
 
 // maxReadAttempts bounds reconnections to the source for one shard.

@@ -24,10 +24,10 @@ type Snapshot struct {
 
 // EntityProgress is one entity's progress.
 type EntityProgress struct {
-	Entity       string  `json:"entity"`
-	RowsRead     int64   `json:"rows_read"`
-	ItemsWritten int64   `json:"items_written"`
-	Rejected     int64   `json:"rejected"`
+	Entity       string `json:"entity"`
+	RowsRead     int64  `json:"rows_read"`
+	ItemsWritten int64  `json:"items_written"`
+	Rejected     int64  `json:"rejected"`
 	// Estimate is the expected number of rows (-1 when unknown).
 	Estimate    int64   `json:"rows_estimate"`
 	ItemsPerSec float64 `json:"items_per_second"`

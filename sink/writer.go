@@ -41,8 +41,8 @@ type DynamoWriter struct {
 	maxAttempts int
 
 	requests, retried, throttled, unprocessed, items, units atomic.Int64
-	capMu                                                 sync.Mutex
-	consumed                                              float64
+	capMu                                                   sync.Mutex
+	consumed                                                float64
 }
 
 var _ Sink = (*DynamoWriter)(nil)

@@ -30,7 +30,9 @@ func (f *fakeAPI) BatchWriteItem(_ context.Context, in *dynamodb.BatchWriteItemI
 	defer f.mu.Unlock()
 	reqs := in.RequestItems["t"]
 	f.calls = append(f.calls, reqs)
-	step := func(reqs []types.WriteRequest) (*dynamodb.BatchWriteItemOutput, error) { return &dynamodb.BatchWriteItemOutput{}, nil }
+	step := func(reqs []types.WriteRequest) (*dynamodb.BatchWriteItemOutput, error) {
+		return &dynamodb.BatchWriteItemOutput{}, nil
+	}
 	if len(f.script) > 0 {
 		step, f.script = f.script[0], f.script[1:]
 	}
@@ -142,7 +144,9 @@ func TestWriterIsolatesAnInvalidItem(t *testing.T) {
 		if i == 7 {
 			script = append(script, apiError("ValidationException"))
 		} else {
-			script = append(script, func([]types.WriteRequest) (*dynamodb.BatchWriteItemOutput, error) { return &dynamodb.BatchWriteItemOutput{}, nil })
+			script = append(script, func([]types.WriteRequest) (*dynamodb.BatchWriteItemOutput, error) {
+				return &dynamodb.BatchWriteItemOutput{}, nil
+			})
 		}
 	}
 	api := &fakeAPI{written: map[string]int{}, script: script}

@@ -56,14 +56,14 @@ type Value struct {
 
 // Constructors keep call sites short and make the kind explicit.
 
-func NullValue() Value                { return Value{} }
-func IntValue(i int64) Value          { return Value{Kind: Int, I: i} }
-func DecimalValue(s string) Value     { return Value{Kind: Decimal, S: s} }
-func FloatValue(f float64) Value      { return Value{Kind: Float, F: f} }
-func StringValue(s string) Value      { return Value{Kind: String, S: s} }
-func BytesValue(b []byte) Value       { return Value{Kind: Bytes, B: b} }
-func JSONValue(s string) Value        { return Value{Kind: JSON, S: s} }
-func ListValue(l []Value) Value       { return Value{Kind: List, L: l} }
+func NullValue() Value                 { return Value{} }
+func IntValue(i int64) Value           { return Value{Kind: Int, I: i} }
+func DecimalValue(s string) Value      { return Value{Kind: Decimal, S: s} }
+func FloatValue(f float64) Value       { return Value{Kind: Float, F: f} }
+func StringValue(s string) Value       { return Value{Kind: String, S: s} }
+func BytesValue(b []byte) Value        { return Value{Kind: Bytes, B: b} }
+func JSONValue(s string) Value         { return Value{Kind: JSON, S: s} }
+func ListValue(l []Value) Value        { return Value{Kind: List, L: l} }
 func TimestampValue(t time.Time) Value { return Value{Kind: Timestamp, T: t.UTC()} }
 
 // BoolValue returns a Bool value.
