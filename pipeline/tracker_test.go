@@ -1,7 +1,10 @@
 package pipeline
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -70,6 +73,30 @@ func TestTrackerMovesOnlyPastFullyAcknowledgedRows(t *testing.T) {
 		default:
 			t.Fatal("tracker not done")
 		}
+	}
+}
+
+// Many goroutines add the same keys at once: exactly one of them may be
+// told a key is new.
+func TestKeySetConcurrentSameKey(t *testing.T) {
+	s := newKeySet(1 << 20)
+	const keys, adders = 200, 8
+	var newCount [keys]atomic.Int32
+	var wg sync.WaitGroup
+	for a := 0; a < adders; a++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 0; k < keys; k++ {
+				if !s.testAndAdd(fmt.Sprintf("1\x00SERVER#%d", k)) {
+					newCount[k].Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for k := range newCount {
+		require.EqualValues(t, 1, newCount[k].Load(), "key %d reported new %d times", k, newCount[k].Load())
 	}
 }
 

@@ -1,0 +1,26 @@
+# dynafold — common tasks. `make test` and `make demo` work on a fresh
+# Debian machine with Go and Node: they install and start what they need.
+
+.PHONY: build test demo bench services services-stop lint
+
+build:
+	go build -o bin/dynafold ./cmd/dynafold
+
+test:
+	bash scripts/test.sh
+
+demo:
+	bash scripts/demo.sh
+
+bench:
+	bash scripts/bench.sh
+
+services:
+	bash scripts/services.sh start
+
+services-stop:
+	bash scripts/services.sh stop
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+	go vet ./...

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynafold/dynafold/internal/clitest"
+	"github.com/dynafold/dynafold/internal/testenv"
+)
+
+// Every malformed mapping of the corpus fails before touching any service,
+// with exit code 2 and the message that names the key path.
+func TestBrokenMappingsExitTwo(t *testing.T) {
+	files, err := filepath.Glob(clitest.RepoPath("testdata/mappings/broken/*.yaml"))
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(files), 20)
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".yaml"), func(t *testing.T) {
+			want, err := os.ReadFile(strings.TrimSuffix(f, ".yaml") + ".err")
+			require.NoError(t, err)
+			for _, cmd := range [][]string{{"table", "create"}, {"migrate"}} {
+				// No endpoint or database is reachable at these addresses:
+				// a mapping error must be reported before any connection.
+				r := clitest.Run(t, "", nil, append(cmd, "--config", f, "--endpoint", "http://127.0.0.1:1", "--source-dsn", "postgres://x@127.0.0.1:1/x")...)
+				require.Equal(t, exitUsage, r.Code, r.Output())
+				require.Contains(t, r.Stderr, strings.TrimSpace(string(want)))
+			}
+		})
+	}
+}
+
+func writeMapping(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "mapping.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+	return p
+}
+
+// Columns are checked against the source schema: a typo is exit 2 naming
+// the key path, the column and the table.
+func TestUnknownColumnExitTwo(t *testing.T) {
+	for _, d := range testenv.Drivers() {
+		t.Run(d.Name, func(t *testing.T) {
+			dsn := d.NewDB(t)
+			testenv.LoadSQL(t, d.Name, dsn, clitest.RepoPath("testdata/portfolios/"+d.Name+".sql"))
+			cfg := writeMapping(t, `
+version: 1
+source: {driver: postgres}
+target: {table: portfolios, key: {pk: PK, sk: SK}}
+entities:
+  server:
+    from: servers
+    key: {pk: "${portfolio_id}", sk: "SERVER#${hostnme}"}
+`)
+			r := clitest.Run(t, "", nil, "migrate", "--config", cfg, "--source-dsn", dsn, "--endpoint", testenv.DynamoEndpoint(t))
+			require.Equal(t, exitUsage, r.Code, r.Output())
+			require.Contains(t, r.Stderr, `entities.server.key.sk: unknown column "hostnme" in table servers`)
+		})
+	}
+}
+
+// A NULL in the table's own key rejects the row, naming the entity, the
+// source primary key and the key attribute; the run fails (exit 1) under
+// the default policy.
+func TestNullKeyNamesTheRow(t *testing.T) {
+	for _, d := range testenv.Drivers() {
+		t.Run(d.Name, func(t *testing.T) {
+			dsn := d.NewDB(t)
+			testenv.ExecSQL(t, d.Name, dsn, `CREATE TABLE parts (id int PRIMARY KEY, bin varchar(20) NULL);
+				INSERT INTO parts VALUES (1, 'A1'), (2, NULL), (3, 'C3');`)
+			cfg := writeMapping(t, `
+version: 1
+source: {driver: postgres}
+target: {table: parts, key: {pk: PK, sk: SK}}
+entities:
+  part:
+    from: parts
+    key: {pk: "BIN#${bin}", sk: "PART#${id}"}
+`)
+			client := testenv.DynamoClient(t)
+			table := testenv.NewTableName(t)
+			testenv.DeleteTableOnCleanup(t, client, table)
+			flags := []string{"--config", cfg, "--source-dsn", dsn, "--endpoint", testenv.DynamoEndpoint(t), "--table", table}
+			require.Equal(t, 0, clitest.Run(t, "", nil, append([]string{"table", "create"}, flags...)...).Code)
+			r := clitest.Run(t, "", nil, append([]string{"migrate", "--progress", "none"}, flags...)...)
+			require.Equal(t, exitFailure, r.Code, r.Output())
+			require.Contains(t, r.Stderr, `entity part, row id=2: PK is NULL: template "BIN#${bin}" references a NULL column`)
+		})
+	}
+}
+
+// Two rows producing the same key is an error naming both rows, never a
+// silent overwrite. The mapping forgets the server id in the sort key, so
+// the two servers of a portfolio produce one key.
+func TestKeyCollisionNamesBothRows(t *testing.T) {
+	for _, d := range testenv.Drivers() {
+		t.Run(d.Name, func(t *testing.T) {
+			dsn := d.NewDB(t)
+			testenv.LoadSQL(t, d.Name, dsn, clitest.RepoPath("testdata/portfolios/"+d.Name+".sql"))
+			cfg := writeMapping(t, `
+version: 1
+source: {driver: postgres}
+target: {table: portfolios, key: {pk: PK, sk: SK}}
+entities:
+  server:
+    from: servers
+    key: {pk: "${portfolio_id}", sk: "SERVER"}
+`)
+			client := testenv.DynamoClient(t)
+			table := testenv.NewTableName(t)
+			testenv.DeleteTableOnCleanup(t, client, table)
+			flags := []string{"--config", cfg, "--source-dsn", dsn, "--endpoint", testenv.DynamoEndpoint(t), "--table", table}
+			require.Equal(t, 0, clitest.Run(t, "", nil, append([]string{"table", "create"}, flags...)...).Code)
+			r := clitest.Run(t, "", nil, append([]string{"migrate", "--progress", "none"}, flags...)...)
+			require.Equal(t, exitFailure, r.Code, r.Output())
+			require.Regexp(t, `entity server, row id="(\w+)": key collision: item key \("[12]", "SERVER"\) is also produced by entity server, row id="(\w+)"; one item would silently overwrite the other`, r.Stderr)
+		})
+	}
+}

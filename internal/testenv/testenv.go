@@ -1,0 +1,260 @@
+// Package testenv locates the services integration tests run against —
+// PostgreSQL, MariaDB and a DynamoDB-compatible server — and gives each
+// test its own database and table.
+//
+// The services are named by environment variables, which scripts/test.sh
+// sets after starting them:
+//
+//	DYNAFOLD_TEST_PG_DSN             postgres://…/postgres
+//	DYNAFOLD_TEST_MYSQL_DSN          user:pass@tcp(host:port)/
+//	DYNAFOLD_TEST_DYNAMODB_ENDPOINT  http://127.0.0.1:58000
+//
+// A test skips when its variable is unset, saying which, unless
+// DYNAFOLD_INTEGRATION=1, where a missing or unreachable service fails it.
+package testenv
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"net"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+)
+
+// Integration reports whether DYNAFOLD_INTEGRATION=1 (CI): services must be
+// there.
+func Integration() bool { return os.Getenv("DYNAFOLD_INTEGRATION") == "1" }
+
+// lookup returns the variable's value, skipping or failing the test when
+// it is unset, and failing when the service does not answer.
+func lookup(t testing.TB, name string, reach func(string) error) string {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		if Integration() {
+			t.Fatalf("DYNAFOLD_INTEGRATION=1 but %s is not set; run the tests with scripts/test.sh", name)
+		}
+		t.Skipf("set %s to run this test (scripts/test.sh does)", name)
+	}
+	if err := reach(v); err != nil {
+		t.Fatalf("%s=%s is set but the service does not answer: %v", name, v, err)
+	}
+	return v
+}
+
+// PostgresDSN returns the PostgreSQL server's DSN (its postgres database).
+func PostgresDSN(t testing.TB) string {
+	return lookup(t, "DYNAFOLD_TEST_PG_DSN", func(dsn string) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			return err
+		}
+		return conn.Close(ctx)
+	})
+}
+
+// MySQLDSN returns the MariaDB/MySQL server's DSN (no database selected).
+func MySQLDSN(t testing.TB) string {
+	return lookup(t, "DYNAFOLD_TEST_MYSQL_DSN", func(dsn string) error {
+		db, err := sql.Open("mysql", dsn)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return db.PingContext(ctx)
+	})
+}
+
+// DynamoEndpoint returns the DynamoDB-compatible server's URL.
+func DynamoEndpoint(t testing.TB) string {
+	return lookup(t, "DYNAFOLD_TEST_DYNAMODB_ENDPOINT", func(endpoint string) error {
+		u, err := url.Parse(endpoint)
+		if err != nil {
+			return err
+		}
+		c, err := net.DialTimeout("tcp", u.Host, 5*time.Second)
+		if err != nil {
+			return err
+		}
+		return c.Close()
+	})
+}
+
+// uniqueName makes a name from the test's name and a random suffix, within
+// max characters of [a-z0-9_].
+func uniqueName(t testing.TB, prefix string, max int) string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	suffix := hex.EncodeToString(b)
+	base := strings.ToLower(regexp.MustCompile(`[^A-Za-z0-9]+`).ReplaceAllString(t.Name(), "_"))
+	if room := max - len(prefix) - len(suffix) - 2; len(base) > room {
+		base = base[len(base)-room:]
+	}
+	return strings.Trim(prefix+"_"+base, "_") + "_" + suffix
+}
+
+// NewPostgresDB creates a fresh database for the test, dropped when it
+// ends, and returns its DSN.
+func NewPostgresDB(t testing.TB) string {
+	t.Helper()
+	base := PostgresDSN(t)
+	name := uniqueName(t, "dft", 63)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE DATABASE "`+name+`"`); err != nil {
+		t.Fatalf("creating database %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		c, err := pgx.Connect(ctx, base)
+		if err != nil {
+			return
+		}
+		defer c.Close(ctx)
+		_, _ = c.Exec(ctx, `DROP DATABASE IF EXISTS "`+name+`" WITH (FORCE)`)
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+// NewMySQLDB creates a fresh database for the test, dropped when it ends,
+// and returns its DSN in the driver's form.
+func NewMySQLDB(t testing.TB) string {
+	t.Helper()
+	base := MySQLDSN(t)
+	name := uniqueName(t, "dft", 64)
+	db, err := sql.Open("mysql", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("CREATE DATABASE `" + name + "` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"); err != nil {
+		t.Fatalf("creating database %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		d, err := sql.Open("mysql", base)
+		if err != nil {
+			return
+		}
+		defer d.Close()
+		_, _ = d.Exec("DROP DATABASE IF EXISTS `" + name + "`")
+	})
+	cfg, err := mysql.ParseDSN(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DBName = name
+	return cfg.FormatDSN()
+}
+
+// LoadSQL runs SQL files (many statements each) in the database: driver
+// is "postgres" or "mysql".
+func LoadSQL(t testing.TB, driver, dsn string, files ...string) {
+	t.Helper()
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ExecSQL(t, driver, dsn, string(data))
+	}
+}
+
+// ExecSQL runs statements in the database.
+func ExecSQL(t testing.TB, driver, dsn, statements string) {
+	t.Helper()
+	ctx := context.Background()
+	switch driver {
+	case "postgres":
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		// The simple protocol runs a whole script in one round trip.
+		if _, err := conn.PgConn().Exec(ctx, statements).ReadAll(); err != nil {
+			t.Fatalf("running SQL: %v", err)
+		}
+	case "mysql":
+		cfg, err := mysql.ParseDSN(dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.MultiStatements = true
+		db, err := sql.Open("mysql", cfg.FormatDSN())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.ExecContext(ctx, statements); err != nil {
+			t.Fatalf("running SQL: %v", err)
+		}
+	default:
+		t.Fatalf("unknown driver %q", driver)
+	}
+}
+
+// NewTableName returns a DynamoDB table name unique to the test.
+func NewTableName(t testing.TB) string {
+	return uniqueName(t, "dft", 200)
+}
+
+// DynamoClient returns a client for the test endpoint with dummy
+// credentials.
+func DynamoClient(t testing.TB) *dynamodb.Client {
+	t.Helper()
+	endpoint := DynamoEndpoint(t)
+	cfg, err := config.LoadDefaultConfig(context.Background(),
+		config.WithRegion("us-east-1"),
+		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("dynafold", "dynafold", "")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(endpoint) })
+}
+
+// DeleteTableOnCleanup removes the table when the test ends.
+func DeleteTableOnCleanup(t testing.TB, c *dynamodb.Client, table string) {
+	t.Cleanup(func() {
+		_, _ = c.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
+	})
+}
+
+// Driver names the two SQL sources, for table-driven tests over both.
+type Driver struct {
+	Name  string // "postgres" or "mysql"
+	NewDB func(testing.TB) string
+}
+
+// Drivers returns both sources.
+func Drivers() []Driver {
+	return []Driver{{"postgres", NewPostgresDB}, {"mysql", NewMySQLDB}}
+}
+
+// String helps subtest names.
+func (d Driver) String() string { return d.Name }

@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# Local services for dynafold's tests, demo and benchmarks: PostgreSQL 15 in
+# a temporary data directory, MariaDB, and dynalite (a DynamoDB-compatible
+# server), all on loopback. Installs what is missing (Debian packages, the
+# npm-pinned dynalite), starts only what is not already running, and writes
+# the connection settings to $STATE/env.
+#
+#   scripts/services.sh start | stop | status | env
+#
+# Settings: DYNAFOLD_SERVICES_DIR (default <repo>/.services),
+# DYNAFOLD_PG_PORT (55432), DYNAFOLD_MYSQL_PORT (53306),
+# DYNAFOLD_DYNAMODB_PORT (58000).
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+STATE="${DYNAFOLD_SERVICES_DIR:-$REPO/.services}"
+PG_PORT="${DYNAFOLD_PG_PORT:-55432}"
+MY_PORT="${DYNAFOLD_MYSQL_PORT:-53306}"
+DDB_PORT="${DYNAFOLD_DYNAMODB_PORT:-58000}"
+
+log() { echo "services: $*" >&2; }
+die() { echo "services: $*" >&2; exit 1; }
+is_root() { [ "$(id -u)" = 0 ]; }
+
+apt_install() {
+	is_root || die "missing $1 and not root: install the Debian package '$1' (sudo apt-get install -y $1)"
+	log "installing $1 from Debian"
+	export DEBIAN_FRONTEND=noninteractive
+	# A fresh machine needs the package lists; a stale one is refreshed once.
+	apt-get update -qq >/dev/null
+	apt-get install -y -qq "$1" >/dev/null
+}
+
+pg_bindir() {
+	local d
+	for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+		[ -x "$d/initdb" ] && { echo "$d"; return; }
+	done
+	command -v initdb >/dev/null && dirname "$(readlink -f "$(command -v initdb)")"
+}
+
+# PostgreSQL refuses to run as root: use the postgres user, or create one.
+pg_user() {
+	if ! is_root; then id -un; return; fi
+	if id postgres >/dev/null 2>&1; then echo postgres; return; fi
+	if ! id dynafold-pg >/dev/null 2>&1; then
+		useradd --system --no-create-home --shell /usr/sbin/nologin dynafold-pg
+	fi
+	echo dynafold-pg
+}
+
+as_pg() {
+	local user="$1"; shift
+	if is_root; then runuser -u "$user" -- "$@"; else "$@"; fi
+}
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+wait_for() { # wait_for NAME SECONDS LOG COMMAND...
+	local name="$1" secs="$2" logf="$3"; shift 3
+	local i
+	for ((i = 0; i < secs * 5; i++)); do
+		if "$@" >/dev/null 2>&1; then return 0; fi
+		sleep 0.2
+	done
+	log "$name did not become ready in ${secs}s; last lines of $logf:"
+	tail -n 30 "$logf" >&2 || true
+	exit 1
+}
+
+start_postgres() {
+	local bin user
+	bin="$(pg_bindir || true)"
+	if [ -z "$bin" ]; then apt_install postgresql; bin="$(pg_bindir)"; fi
+	user="$(pg_user)"
+	if [ -f "$STATE/pg/postmaster.pid" ] && as_pg "$user" "$bin/pg_ctl" -D "$STATE/pg" status >/dev/null 2>&1; then
+		log "PostgreSQL already running on $PG_PORT"
+		return
+	fi
+	if [ ! -f "$STATE/pg/PG_VERSION" ]; then
+		rm -rf "$STATE/pg"
+		mkdir -p "$STATE/pg"
+		chown "$user" "$STATE/pg" 2>/dev/null || true
+		# Trust on loopback: the DSN's password is accepted and ignored.
+		as_pg "$user" "$bin/initdb" -D "$STATE/pg" -U dynafold --auth=trust -E UTF8 --locale=C.UTF-8 >"$STATE/pg-initdb.log" 2>&1 ||
+			{ tail -n 20 "$STATE/pg-initdb.log" >&2; die "initdb failed"; }
+	fi
+	touch "$STATE/pg.log" && chown "$user" "$STATE/pg.log" 2>/dev/null || true
+	# fsync and friends are off: these are throwaway test databases.
+	as_pg "$user" "$bin/pg_ctl" -D "$STATE/pg" -l "$STATE/pg.log" -w -t 60 start -o \
+		"-p $PG_PORT -k $STATE/pg -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c shared_buffers=256MB" >/dev/null ||
+		{ tail -n 30 "$STATE/pg.log" >&2; die "PostgreSQL did not start"; }
+	log "PostgreSQL started on 127.0.0.1:$PG_PORT"
+}
+
+start_mariadb() {
+	command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ] || apt_install mariadb-server
+	local mariadbd="${MARIADBD:-$(command -v mariadbd || echo /usr/sbin/mariadbd)}"
+	local sock="$STATE/mysql.sock" pidf="$STATE/mysql.pid" me
+	me="$(id -un)"
+	if [ -f "$pidf" ] && kill -0 "$(cat "$pidf")" 2>/dev/null && mariadb-admin -S "$sock" -u "$me" ping >/dev/null 2>&1; then
+		log "MariaDB already running on $MY_PORT"
+		return
+	fi
+	if [ ! -d "$STATE/mysql/mysql" ]; then
+		rm -rf "$STATE/mysql"
+		mariadb-install-db --datadir="$STATE/mysql" --user="$me" --skip-test-db --auth-root-authentication-method=socket \
+			>"$STATE/mysql-install.log" 2>&1 || { tail -n 20 "$STATE/mysql-install.log" >&2; die "mariadb-install-db failed"; }
+	fi
+	nohup "$mariadbd" --no-defaults --datadir="$STATE/mysql" --user="$me" --port="$MY_PORT" --bind-address=127.0.0.1 \
+		--socket="$sock" --pid-file="$pidf" --skip-name-resolve --max-connections=400 \
+		--innodb-buffer-pool-size=256M --innodb-flush-log-at-trx-commit=2 --innodb-doublewrite=0 \
+		--character-set-server=utf8mb4 --collation-server=utf8mb4_unicode_ci \
+		--log-error="$STATE/mysql.log" >/dev/null 2>&1 &
+	wait_for MariaDB 60 "$STATE/mysql.log" mariadb-admin -S "$sock" -u "$me" ping
+	mariadb -S "$sock" -u "$me" <<-'SQL'
+		CREATE USER IF NOT EXISTS 'dynafold'@'%' IDENTIFIED BY 'dynafold';
+		CREATE USER IF NOT EXISTS 'dynafold'@'localhost' IDENTIFIED BY 'dynafold';
+		CREATE USER IF NOT EXISTS 'dynafold'@'127.0.0.1' IDENTIFIED BY 'dynafold';
+		GRANT ALL PRIVILEGES ON *.* TO 'dynafold'@'%' WITH GRANT OPTION;
+		GRANT ALL PRIVILEGES ON *.* TO 'dynafold'@'localhost' WITH GRANT OPTION;
+		GRANT ALL PRIVILEGES ON *.* TO 'dynafold'@'127.0.0.1' WITH GRANT OPTION;
+	SQL
+	log "MariaDB started on 127.0.0.1:$MY_PORT"
+}
+
+start_dynalite() {
+	local pidf="$STATE/dynalite.pid"
+	if [ -f "$pidf" ] && kill -0 "$(cat "$pidf")" 2>/dev/null && port_open "$DDB_PORT"; then
+		log "dynalite already running on $DDB_PORT"
+		return
+	fi
+	command -v node >/dev/null || die "Node.js is required for dynalite"
+	if [ ! -x "$REPO/node_modules/.bin/dynalite" ]; then
+		log "installing dynalite (npm ci)"
+		(cd "$REPO" && npm ci --no-audit --no-fund --loglevel=error >"$STATE/npm.log" 2>&1) || { tail -n 20 "$STATE/npm.log" >&2; die "npm ci failed"; }
+	fi
+	# In memory; tables are created instantly so tests do not wait.
+	nohup node "$REPO/node_modules/dynalite/cli.js" --host 127.0.0.1 --port "$DDB_PORT" \
+		--createTableMs 0 --deleteTableMs 0 --updateTableMs 0 >"$STATE/dynalite.log" 2>&1 &
+	echo $! >"$pidf"
+	wait_for dynalite 30 "$STATE/dynalite.log" port_open "$DDB_PORT"
+	log "dynalite started on 127.0.0.1:$DDB_PORT"
+}
+
+write_env() {
+	cat >"$STATE/env" <<-EOF
+		export DYNAFOLD_TEST_PG_DSN='postgres://dynafold:dynafold@127.0.0.1:$PG_PORT/postgres?sslmode=disable'
+		export DYNAFOLD_TEST_MYSQL_DSN='dynafold:dynafold@tcp(127.0.0.1:$MY_PORT)/'
+		export DYNAFOLD_TEST_DYNAMODB_ENDPOINT='http://127.0.0.1:$DDB_PORT'
+	EOF
+	cat "$STATE/env"
+}
+
+stop_all() {
+	local bin user
+	if [ -f "$STATE/pg/postmaster.pid" ]; then
+		bin="$(pg_bindir || true)"
+		user="$(stat -c %U "$STATE/pg")"
+		[ -n "$bin" ] && as_pg "$user" "$bin/pg_ctl" -D "$STATE/pg" -m fast -w stop >/dev/null 2>&1 || true
+		log "PostgreSQL stopped"
+	fi
+	if [ -f "$STATE/mysql.pid" ]; then
+		local pid
+		pid="$(cat "$STATE/mysql.pid")"
+		kill "$pid" 2>/dev/null || true
+		for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		rm -f "$STATE/mysql.pid"
+		log "MariaDB stopped"
+	fi
+	if [ -f "$STATE/dynalite.pid" ]; then
+		kill "$(cat "$STATE/dynalite.pid")" 2>/dev/null || true
+		rm -f "$STATE/dynalite.pid"
+		log "dynalite stopped"
+	fi
+}
+
+status() {
+	local ok=0
+	port_open "$PG_PORT" && echo "postgres  up   127.0.0.1:$PG_PORT" || { echo "postgres  down"; ok=1; }
+	port_open "$MY_PORT" && echo "mariadb   up   127.0.0.1:$MY_PORT" || { echo "mariadb   down"; ok=1; }
+	port_open "$DDB_PORT" && echo "dynalite  up   127.0.0.1:$DDB_PORT" || { echo "dynalite  down"; ok=1; }
+	return $ok
+}
+
+case "${1:-}" in
+start)
+	mkdir -p "$STATE"
+	chmod 755 "$STATE"
+	start_postgres
+	start_mariadb
+	start_dynalite
+	write_env
+	;;
+stop) stop_all ;;
+status) status ;;
+env) cat "$STATE/env" ;;
+*)
+	echo "usage: $0 start|stop|status|env" >&2
+	exit 2
+	;;
+esac
