@@ -42,7 +42,7 @@ func newDedupe(bytes int, r *run) *dedupe {
 
 // check reports whether it may be sent now. When it settles held keys
 // early, the false alarms among them are sent to out.
-func (d *dedupe) check(ctx context.Context, it *mapping.Item, out chan<- *mapping.Item) (bool, error) {
+func (d *dedupe) check(ctx context.Context, it *mapping.Item, out chan<- []*mapping.Item) (bool, error) {
 	if !d.set.testAndAdd(it.Key) {
 		return true, nil
 	}
@@ -57,7 +57,7 @@ func (d *dedupe) check(ctx context.Context, it *mapping.Item, out chan<- *mappin
 }
 
 // settle resolves every held key and sends the false alarms on to out.
-func (d *dedupe) settle(ctx context.Context, out chan<- *mapping.Item) error {
+func (d *dedupe) settle(ctx context.Context, out chan<- []*mapping.Item) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.settleLocked(ctx, out)
@@ -70,10 +70,11 @@ type producer struct {
 	part   int
 }
 
-func (d *dedupe) settleLocked(ctx context.Context, out chan<- *mapping.Item) error {
+func (d *dedupe) settleLocked(ctx context.Context, out chan<- []*mapping.Item) error {
 	if len(d.held) == 0 {
 		return nil
 	}
+	d.run.opts.Logger.Info("re-reading the source to settle possible duplicate keys", "keys", len(d.held), "items", d.heldCount)
 	producers, err := d.scan(ctx)
 	if err != nil {
 		return fmt.Errorf("checking possible duplicate keys: %w", err)
@@ -115,9 +116,9 @@ func (d *dedupe) settleLocked(ctx context.Context, out chan<- *mapping.Item) err
 }
 
 // forward sends a false alarm on to be written.
-func (d *dedupe) forward(ctx context.Context, it *mapping.Item, out chan<- *mapping.Item) error {
+func (d *dedupe) forward(ctx context.Context, it *mapping.Item, out chan<- []*mapping.Item) error {
 	select {
-	case out <- it:
+	case out <- []*mapping.Item{it}:
 		return nil
 	case <-ctx.Done():
 		return nil

@@ -23,7 +23,7 @@ const spreadKeys = 256
 //
 // Keys are unique within a run (dedupe holds back repeats), so a batch
 // never carries the same key twice, which BatchWriteItem would refuse.
-func interleave(ctx context.Context, in <-chan *mapping.Item, out chan<- []*mapping.Item, window int) error {
+func interleave(ctx context.Context, in <-chan []*mapping.Item, out chan<- []*mapping.Item, window int) error {
 	q := newKeyQueues()
 	emit := func() bool {
 		batch := q.take(sink.MaxBatchItems)
@@ -48,7 +48,7 @@ func interleave(ctx context.Context, in <-chan *mapping.Item, out chan<- []*mapp
 			idle.Reset(20 * time.Millisecond)
 		}
 		select {
-		case it, ok := <-in:
+		case chunk, ok := <-in:
 			if !ok {
 				for q.n > 0 {
 					if !emit() {
@@ -57,7 +57,9 @@ func interleave(ctx context.Context, in <-chan *mapping.Item, out chan<- []*mapp
 				}
 				return nil
 			}
-			q.push(it)
+			for _, it := range chunk {
+				q.push(it)
+			}
 		case <-idle.C:
 			for q.n > 0 && q.n < window {
 				if !emit() {

@@ -19,12 +19,12 @@ func testItem(pk, sk string) *mapping.Item {
 // partition keys instead of writing one collection at a time.
 func TestInterleaveSpreadsPartitionKeys(t *testing.T) {
 	const collections, perCollection = 200, 50
-	in := make(chan *mapping.Item, 100)
+	in := make(chan []*mapping.Item, 100)
 	out := make(chan []*mapping.Item, 1000)
 	go func() {
 		for c := 0; c < collections; c++ {
 			for i := 0; i < perCollection; i++ {
-				in <- testItem(fmt.Sprintf("P%03d", c), fmt.Sprintf("S%03d", i))
+				in <- []*mapping.Item{testItem(fmt.Sprintf("P%03d", c), fmt.Sprintf("S%03d", i))}
 			}
 		}
 		close(in)
@@ -71,10 +71,10 @@ func TestInterleaveSpreadsPartitionKeys(t *testing.T) {
 }
 
 func TestInterleaveFewKeysStillFillsBatches(t *testing.T) {
-	in := make(chan *mapping.Item, 100)
+	in := make(chan []*mapping.Item, 100)
 	out := make(chan []*mapping.Item, 100)
 	for i := 0; i < 60; i++ {
-		in <- testItem("ONLY", fmt.Sprint(i))
+		in <- []*mapping.Item{testItem("ONLY", fmt.Sprint(i))}
 	}
 	close(in)
 	require.NoError(t, interleave(context.Background(), in, out, 2048))

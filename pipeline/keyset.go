@@ -12,40 +12,69 @@ import (
 // the size of the run; a "maybe" is then settled exactly by re-reading the
 // source (see dedupe.go).
 //
-// Bits are set with atomic OR. Test-and-add of one key must still be
-// atomic as a whole: two builders adding the same key at the same moment
-// could otherwise each find some of its bits unset and both answer "new".
-// A lock chosen by the key's hash serializes equal keys while different
-// keys almost never wait for each other. (Library filters take one mutex
-// for every call, which every builder would contend on for every item.)
+// It is cache-line blocked: all k bits of a key fall in one 64-byte block,
+// so a test costs one cache miss instead of k (BenchmarkKeySet: about 200 ns
+// against 340 ns per key for an unblocked filter of the same size; backing
+// it with transparent huge pages measured slower still). With 64 MiB (a
+// million blocks) and k = 10, 5 million keys give a false-positive rate
+// near 1e-8.
+//
+// Test-and-add of one key must be atomic as a whole: two builders adding
+// the same key at the same moment could otherwise each find some of its
+// bits unset and both answer "new". A lock chosen by the key's hash
+// serializes equal keys while different keys almost never wait for each
+// other. (Library filters take one mutex for every call, which every builder
+// would contend on for every item.)
 type keySet struct {
 	words   []atomic.Uint64
-	bits    uint64
+	blocks  uint64
 	k       int
 	stripes [256]sync.Mutex
 }
 
-// newKeySet sizes the filter to bytes of memory. With 64 MiB and 10 hash
-// functions, 5 million keys give a false-positive rate near 1e-11 per key.
+// wordsPerBlock: a 64-byte cache line of 64-bit words, 512 bits.
+const wordsPerBlock = 8
+
 func newKeySet(bytes int) *keySet {
-	words := max(bytes/8, 1024)
-	return &keySet{words: make([]atomic.Uint64, words), bits: uint64(words) * 64, k: 10}
+	blocks := max(bytes/(8*wordsPerBlock), 1024)
+	return &keySet{words: make([]atomic.Uint64, blocks*wordsPerBlock), blocks: uint64(blocks), k: 10}
 }
 
 // testAndAdd adds key and reports whether it may have been added before.
 func (s *keySet) testAndAdd(key string) bool {
 	h := xxhash.Sum64String(key)
-	h1, h2 := h, (h>>33|h<<31)*0x9e3779b97f4a7c15|1
+	block := (h % s.blocks) * wordsPerBlock
+	// Each bit position takes 9 fresh bits of a mixed hash. (Double
+	// hashing inside a 512-bit block gives only 131,072 distinct bit sets,
+	// so two keys in one block would too often share all their bits.)
+	g := mix(h)
+	used := 0
 	mu := &s.stripes[h>>56]
 	mu.Lock()
 	defer mu.Unlock()
 	seen := true
 	for i := 0; i < s.k; i++ {
-		bit := (h1 + uint64(i)*h2) % s.bits
+		if used+9 > 64 {
+			g, used = mix(g), 0
+		}
+		bit := g & 511
+		g >>= 9
+		used += 9
 		mask := uint64(1) << (bit & 63)
-		if s.words[bit>>6].Or(mask)&mask == 0 {
+		w := &s.words[block+bit>>6]
+		if w.Load()&mask == 0 {
 			seen = false
+			w.Or(mask)
 		}
 	}
 	return seen
+}
+
+// mix is SplitMix64's finalizer: every output bit depends on every input bit.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
 }

@@ -206,8 +206,9 @@ func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 	return sum, nil
 }
 
-// rowMsg carries a row from its reader to a builder.
-type rowMsg = *ticket
+// Rows and items move between stages in chunks, not one by one: a channel
+// operation per item would cost more than building the item.
+const chunkRows = 64
 
 func (r *run) stages(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
@@ -216,8 +217,10 @@ func (r *run) stages(ctx context.Context) error {
 	writeCtx, stopWriting := context.WithCancel(gctx)
 	defer stopWriting()
 
-	rows := make(chan rowMsg, r.opts.PageSize) // a page ahead of the builders
-	items := make(chan *mapping.Item, 4*sink.MaxBatchItems*r.opts.Writers)
+	// About a page of rows ahead of the builders, a few batches of items
+	// ahead of the batcher.
+	rows := make(chan []*ticket, max(r.opts.PageSize/chunkRows, 2))
+	items := make(chan []*mapping.Item, 4*r.opts.Builders)
 	batches := make(chan []*mapping.Item, r.opts.Writers)
 	finished := make(chan struct{})
 
@@ -309,7 +312,7 @@ func (r *run) stages(ctx context.Context) error {
 }
 
 // reader claims shards and streams their rows until none is left.
-func (r *run) reader(ctx context.Context, out chan<- rowMsg) error {
+func (r *run) reader(ctx context.Context, out chan<- []*ticket) error {
 	for {
 		if ctx.Err() != nil {
 			return nil
@@ -333,25 +336,40 @@ func (r *run) reader(ctx context.Context, out chan<- rowMsg) error {
 	}
 }
 
-func (r *run) readShard(ctx context.Context, er *entityRun, shard *checkpoint.Shard, out chan<- rowMsg) error {
+func (r *run) readShard(ctx context.Context, er *entityRun, shard *checkpoint.Shard, out chan<- []*ticket) error {
 	tr := newTracker(shard, r.job.Store)
 	q := er.plan.Query
 	nkey := len(q.Key)
 	after := shard.After
 	er.stats.begin()
 	backoff := sink.DefaultBackoff()
+	chunk := make([]*ticket, 0, chunkRows)
+	flush := func() error {
+		if len(chunk) == 0 {
+			return nil
+		}
+		er.stats.rowsRead.Add(int64(len(chunk)))
+		select {
+		case out <- chunk:
+			chunk = make([]*ticket, 0, chunkRows)
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	for attempt := 0; ; attempt++ {
 		err := r.job.Snapshot.Read(ctx, q, shard.Range, after, r.opts.PageSize, func(row value.Row) error {
 			tk := tr.add(er, row, nkey)
 			after = tk.key
-			er.stats.rowsRead.Add(1)
-			select {
-			case out <- tk:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
+			chunk = append(chunk, tk)
+			if len(chunk) == chunkRows {
+				return flush()
 			}
+			return nil
 		})
+		if ferr := flush(); ferr != nil && err == nil {
+			err = ferr
+		}
 		if err == nil {
 			break
 		}
@@ -371,40 +389,55 @@ func (r *run) readShard(ctx context.Context, er *entityRun, shard *checkpoint.Sh
 	return nil
 }
 
-// builder turns rows into items.
-func (r *run) builder(ctx context.Context, in <-chan rowMsg, out chan<- *mapping.Item) error {
-	var buf []mapping.Item
-	for tk := range in {
-		var err error
-		buf, err = tk.ent.plan.Build(tk.row, buf[:0])
-		if err != nil {
-			if perr := r.reject(tk, err); perr != nil {
-				return perr
+// builder turns rows into items, a chunk of rows at a time.
+func (r *run) builder(ctx context.Context, in <-chan []*ticket, out chan<- []*mapping.Item) error {
+	for chunk := range in {
+		var slab []mapping.Item // one allocation for the chunk's items
+		var ready []*mapping.Item
+		built := make([]*ticket, 0, len(chunk))
+		for _, tk := range chunk {
+			start := len(slab)
+			var err error
+			slab, err = tk.ent.plan.Build(tk.row, slab)
+			if err != nil {
+				if perr := r.reject(tk, err); perr != nil {
+					return perr
+				}
+				tk.release()
+				continue
 			}
-			tk.release()
-			continue
+			built = append(built, tk)
+			n := len(slab) - start
+			tk.items = int32(n)
+			tk.pending.Add(int32(n))
+			tk.ent.stats.itemsBuilt.Add(int64(n))
+			for i := start; i < len(slab); i++ {
+				slab[i].Origin = tk
+			}
 		}
-		tk.items = int32(len(buf))
-		tk.pending.Add(int32(len(buf)))
-		tk.ent.stats.itemsBuilt.Add(int64(len(buf)))
-		for i := range buf {
-			it := new(mapping.Item)
-			*it = buf[i]
-			it.Origin = tk
+		// Pointers are taken only now: Build may have moved the slab.
+		for i := range slab {
+			it := &slab[i]
 			send, err := r.dedupe.check(ctx, it, out)
 			if err != nil {
 				return err
 			}
-			if !send {
-				continue
+			if send {
+				ready = append(ready, it)
 			}
+		}
+		// Every item of the chunk is counted in its row's pending count;
+		// the builder's holds can go.
+		for _, tk := range built {
+			tk.release()
+		}
+		if len(ready) > 0 {
 			select {
-			case out <- it:
+			case out <- ready:
 			case <-ctx.Done():
 				return nil
 			}
 		}
-		tk.release()
 	}
 	return nil
 }
@@ -437,10 +470,14 @@ func (r *run) writer(ctx context.Context, in <-chan []*mapping.Item) error {
 
 // Acked implements sink.Results.
 func (r *run) Acked(items []*mapping.Item) {
+	var last *entityRun
 	for _, it := range items {
 		tk := it.Origin.(*ticket)
 		tk.ent.stats.itemsWritten.Add(1)
-		tk.ent.stats.touch()
+		if tk.ent != last {
+			tk.ent.stats.touch()
+			last = tk.ent
+		}
 		tk.release()
 	}
 }

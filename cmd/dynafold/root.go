@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -24,6 +25,25 @@ type app struct {
 	log    *slog.Logger
 	// stop is closed on the first SIGINT/SIGTERM (see signals.go).
 	stop <-chan struct{}
+	// profile is the open CPU profile, when --cpuprofile is set.
+	profile *os.File
+}
+
+func (a *app) startProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	a.profile = f
+	return pprof.StartCPUProfile(f)
+}
+
+func (a *app) stopProfile() {
+	if a.profile != nil {
+		pprof.StopCPUProfile()
+		a.profile.Close()
+		a.profile = nil
+	}
 }
 
 // execute runs the CLI and returns the exit code.
@@ -37,6 +57,7 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
+	a.stopProfile() // also when the command failed
 	code := exitCode(err)
 	if err != nil && !errors.Is(err, errReported) {
 		fmt.Fprintln(stderr, "dynafold: "+indentLines(err.Error()))
@@ -64,6 +85,7 @@ found · 4 interrupted (checkpoint saved, resumable) · 5 finished with rejected
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			return a.setup(cmd)
 		},
+		PersistentPostRun: func(*cobra.Command, []string) { a.stopProfile() },
 	}
 	pf := root.PersistentFlags()
 	pf.StringP("config", "c", "", "mapping file (YAML)")
@@ -75,6 +97,8 @@ found · 4 interrupted (checkpoint saved, resumable) · 5 finished with rejected
 	pf.String("report", "", "also write a JSON report to this path")
 	pf.StringP("output", "o", "text", "output format: text, json or markdown")
 	pf.String("log-level", "warn", "log level: debug, info, warn or error")
+	pf.String("cpuprofile", "", "write a CPU profile to this file (for development)")
+	_ = pf.MarkHidden("cpuprofile")
 	root.AddCommand(a.tableCommand(), a.migrateCommand())
 	return root
 }
@@ -95,6 +119,11 @@ func (a *app) setup(cmd *cobra.Command) error {
 		return usageError(fmt.Errorf("--log-level: %w", err))
 	}
 	a.log = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+	if path := a.v.GetString("cpuprofile"); path != "" {
+		if err := a.startProfile(path); err != nil {
+			return err
+		}
+	}
 	switch a.v.GetString("output") {
 	case "text", "json", "markdown":
 	default:

@@ -2,6 +2,7 @@ package ddbnoop
 
 import (
 	"encoding/json"
+	"hash/crc32"
 	"net/http"
 	"strconv"
 )
@@ -61,13 +62,16 @@ var (
 )
 
 // writeJSONBody writes a 200 (or other status) response whose body is
-// already-encoded JSON. No X-Amz-Crc32 header is sent: the SDK validates the
-// checksum only when the header is present, and skipping it saves a pass
-// over every response.
+// already-encoded JSON, with the X-Amz-Crc32 header DynamoDB sends.
+// aws-sdk-go-v2's dynamodb client (v1.73) checks the body against that
+// header even when it is absent (as checksum 0) and logs a warning for every
+// response, so a server without it both floods the log and costs the client
+// time it would not spend against DynamoDB.
 func writeJSONBody(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	h["Content-Type"] = contentTypeJSON
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	h["X-Amz-Crc32"] = []string{strconv.FormatUint(uint64(crc32.ChecksumIEEE(body)), 10)}
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }

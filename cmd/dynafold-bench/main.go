@@ -1,0 +1,39 @@
+// Command dynafold-bench measures dynafold end to end (`make bench`).
+//
+// It generates a dataset shaped like the portfolio example in PostgreSQL
+// (portfolios, servers, databases; ten items per portfolio), then runs
+// dynafold migrate as a child process against:
+//
+//   - the no-op DynamoDB endpoint (internal/ddbnoop, its own process), whose
+//     ceiling it also measures by writing pre-built items through the same
+//     SDK with no source and no mapping;
+//   - dynalite;
+//   - the no-op endpoint simulating a provisioned table of 5,000 WCU with
+//     DynamoDB's 1,000 WCU per-partition limit.
+//
+// For each it reports items/s, CPU seconds per million items and peak RSS
+// of the measured process, and writes the figures as JSON under
+// bench-results/.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	root := &cobra.Command{
+		Use:           "dynafold-bench",
+		Short:         "Benchmark dynafold end to end",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(runCommand(), genCommand(), ceilingCommand())
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, "dynafold-bench:", err)
+		os.Exit(1)
+	}
+}

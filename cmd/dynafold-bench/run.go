@@ -1,0 +1,343 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// options of a benchmark run.
+type options struct {
+	bin          string
+	repo         string
+	pgDSN        string
+	sizes        []int
+	dynalite     int
+	budgetItems  int
+	budgetWCU    int
+	partitionWCU int
+	writers      int
+	readers      int
+	out          string
+}
+
+// scenario is one measured line of the report.
+type scenario struct {
+	Name        string  `json:"name"`
+	Items       int64   `json:"items"`
+	Seconds     float64 `json:"seconds"`
+	ItemsPerSec float64 `json:"items_per_second"`
+	CPUPerM     float64 `json:"cpu_seconds_per_million_items"`
+	PeakRSSMB   float64 `json:"peak_rss_mb"`
+	Note        string  `json:"note,omitempty"`
+}
+
+type results struct {
+	Date      time.Time          `json:"date"`
+	Command   string             `json:"command"`
+	Scenarios []scenario         `json:"scenarios"`
+	Ratio     float64            `json:"ratio_to_ceiling"`
+	Budget    map[string]float64 `json:"budget,omitempty"`
+}
+
+func runCommand() *cobra.Command {
+	o := options{}
+	var sizes string
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run every scenario and print the figures",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, s := range strings.Split(sizes, ",") {
+				n, err := strconv.Atoi(strings.TrimSpace(s))
+				if err != nil || n < itemsPerPortfolio {
+					return fmt.Errorf("--sizes: %q is not a number of items", s)
+				}
+				o.sizes = append(o.sizes, n)
+			}
+			return run(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.bin, "bin", "bin", "directory with the dynafold and dynafold-noop binaries")
+	f.StringVar(&o.repo, "repo", ".", "repository root (configs/, node_modules/)")
+	f.StringVar(&o.pgDSN, "pg-dsn", os.Getenv("DYNAFOLD_TEST_PG_DSN"), "PostgreSQL server DSN")
+	f.StringVar(&sizes, "sizes", "1000000,5000000", "dataset sizes in items for the no-op runs; the first is also used for the ceiling")
+	f.IntVar(&o.dynalite, "dynalite-items", 1_000_000, "items to migrate into dynalite (0 to skip)")
+	f.IntVar(&o.budgetItems, "budget-items", 100_000, "items for the provisioned-budget run (0 to skip)")
+	f.IntVar(&o.budgetWCU, "budget-wcu", 5000, "simulated provisioned write capacity")
+	f.IntVar(&o.partitionWCU, "partition-wcu", 1000, "simulated per-partition-key limit")
+	f.IntVar(&o.writers, "writers", 8, "dynafold --writers (and the ceiling's concurrency)")
+	f.IntVar(&o.readers, "concurrency", 4, "dynafold --concurrency")
+	f.StringVar(&o.out, "out", "bench-results", "directory for the JSON results")
+	return cmd
+}
+
+func run(ctx context.Context, o options) error {
+	if o.pgDSN == "" {
+		return fmt.Errorf("no PostgreSQL: pass --pg-dsn or set DYNAFOLD_TEST_PG_DSN (scripts/bench.sh does)")
+	}
+	work, err := os.MkdirTemp("", "dynafold-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	res := &results{Date: time.Now().UTC(), Command: "dynafold-bench run " + strings.Join(os.Args[2:], " ")}
+	dynafold := filepath.Join(o.bin, "dynafold")
+	config := filepath.Join(o.repo, "configs", "portfolios.yaml")
+
+	noop, err := startServer(ctx, filepath.Join(work, "noop.log"), filepath.Join(o.bin, "dynafold-noop"), "-addr", "{addr}")
+	if err != nil {
+		return err
+	}
+	defer noop.stop()
+
+	var dynafoldRate, ceilingRate float64
+	for i, size := range o.sizes {
+		dsn, err := generate(ctx, o.pgDSN, size)
+		if err != nil {
+			return err
+		}
+		table := fmt.Sprintf("bench_%d", size)
+		if i == 0 {
+			if err := createTable(ctx, dynafold, config, noop.URL, table); err != nil {
+				return err
+			}
+			m, err := runMeasured(ctx, nil, os.Args[0], "ceiling", "--endpoint", noop.URL, "--table", table,
+				"--items", strconv.Itoa(size), "--writers", strconv.Itoa(o.writers))
+			if err != nil {
+				return err
+			}
+			var c ceilingResult
+			if err := json.Unmarshal([]byte(m.Stdout), &c); err != nil {
+				return fmt.Errorf("reading ceiling result: %w", err)
+			}
+			ceilingRate = float64(c.Items) / c.Seconds
+			res.Scenarios = append(res.Scenarios, line("ceiling: pre-built items, same SDK → no-op", c.Items, c.Seconds, m, ""))
+		} else if err := createTable(ctx, dynafold, config, noop.URL, table); err != nil {
+			return err
+		}
+		sc, err := migrate(ctx, o, work, dynafold, config, noop.URL, table, dsn, fmt.Sprintf("dynafold → no-op (%s items)", human(size)))
+		if err != nil {
+			return err
+		}
+		if i == 0 {
+			dynafoldRate = sc.ItemsPerSec
+		}
+		res.Scenarios = append(res.Scenarios, *sc)
+	}
+	if ceilingRate > 0 {
+		res.Ratio = dynafoldRate / ceilingRate
+	}
+
+	if o.dynalite > 0 {
+		sc, err := dynaliteRun(ctx, o, work, dynafold, config)
+		if err != nil {
+			return err
+		}
+		res.Scenarios = append(res.Scenarios, *sc)
+	}
+	if o.budgetItems > 0 {
+		sc, budget, err := budgetRun(ctx, o, work, dynafold, config)
+		if err != nil {
+			return err
+		}
+		res.Scenarios = append(res.Scenarios, *sc)
+		res.Budget = budget
+	}
+	print(res)
+	return save(o.out, res)
+}
+
+func createTable(ctx context.Context, dynafold, config, endpoint, table string) error {
+	_, err := runMeasured(ctx, nil, dynafold, "table", "create", "--config", config, "--endpoint", endpoint, "--table", table)
+	return err
+}
+
+// migrate runs dynafold migrate as a child and reads its report.
+func migrate(ctx context.Context, o options, work, dynafold, config, endpoint, table, dsn, name string, extra ...string) (*scenario, error) {
+	report := filepath.Join(work, table+".report.json")
+	args := append([]string{"migrate", "--config", config, "--endpoint", endpoint, "--table", table, "--source-dsn", dsn,
+		"--checkpoint", filepath.Join(work, table+".checkpoint.json"), "--restart", "--progress", "none", "--report", report,
+		"--writers", strconv.Itoa(o.writers), "--concurrency", strconv.Itoa(o.readers)}, extra...)
+	m, err := runMeasured(ctx, nil, dynafold, args...)
+	if err != nil {
+		return nil, err
+	}
+	var rep struct {
+		Summary struct {
+			Total struct {
+				ItemsWritten int64   `json:"items_written"`
+				Seconds      float64 `json:"seconds"`
+			} `json:"total"`
+			Writes struct {
+				Requests  int64 `json:"requests"`
+				Throttled int64 `json:"throttled_requests"`
+			} `json:"writes"`
+		} `json:"summary"`
+	}
+	data, err := os.ReadFile(report)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		return nil, err
+	}
+	t := rep.Summary.Total
+	note := fmt.Sprintf("%d requests, %d throttled", rep.Summary.Writes.Requests, rep.Summary.Writes.Throttled)
+	sc := line(name, t.ItemsWritten, t.Seconds, m, note)
+	return &sc, nil
+}
+
+func line(name string, items int64, seconds float64, m *measured, note string) scenario {
+	return scenario{
+		Name: name, Items: items, Seconds: seconds,
+		ItemsPerSec: float64(items) / seconds,
+		CPUPerM:     m.CPU / float64(items) * 1e6,
+		PeakRSSMB:   float64(m.PeakRSS) / (1 << 20),
+		Note:        note,
+	}
+}
+
+// dynaliteRun migrates into a dynalite of its own, so that the test
+// server's memory is not filled and the figure is not shared.
+func dynaliteRun(ctx context.Context, o options, work, dynafold, config string) (*scenario, error) {
+	dsn, err := generate(ctx, o.pgDSN, o.dynalite)
+	if err != nil {
+		return nil, err
+	}
+	dl, err := startServer(ctx, filepath.Join(work, "dynalite.log"), "node", filepath.Join(o.repo, "node_modules", "dynalite", "cli.js"),
+		"--host", "127.0.0.1", "--port", "{port}", "--createTableMs", "0")
+	if err != nil {
+		return nil, err
+	}
+	defer dl.stop()
+	table := "bench_dynalite"
+	if err := createTable(ctx, dynafold, config, dl.URL, table); err != nil {
+		return nil, err
+	}
+	return migrate(ctx, o, work, dynafold, config, dl.URL, table, dsn, fmt.Sprintf("dynafold → dynalite (%s items)", human(o.dynalite)))
+}
+
+// budgetRun simulates a provisioned table: the no-op endpoint admits
+// budgetWCU write units a second in all and partitionWCU per partition key,
+// and the table declares that capacity, which dynafold reads and paces to.
+func budgetRun(ctx context.Context, o options, work, dynafold, config string) (*scenario, map[string]float64, error) {
+	dsn, err := generate(ctx, o.pgDSN, o.budgetItems)
+	if err != nil {
+		return nil, nil, err
+	}
+	noop, err := startServer(ctx, filepath.Join(work, "noop-budget.log"), filepath.Join(o.bin, "dynafold-noop"), "-addr", "{addr}",
+		"-wcu", strconv.Itoa(o.budgetWCU), "-partition-wcu", strconv.Itoa(o.partitionWCU))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer noop.stop()
+	provisioned, err := provisionedConfig(work, config, o.budgetWCU)
+	if err != nil {
+		return nil, nil, err
+	}
+	table := "bench_budget"
+	if err := createTable(ctx, dynafold, provisioned, noop.URL, table); err != nil {
+		return nil, nil, err
+	}
+	sc, err := migrate(ctx, o, work, dynafold, provisioned, noop.URL, table, dsn,
+		fmt.Sprintf("dynafold → no-op, %d WCU budget, %d per key (%s items)", o.budgetWCU, o.partitionWCU, human(o.budgetItems)))
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := noopStats(noop.URL)
+	if err != nil {
+		return nil, nil, err
+	}
+	var requests, throttled float64
+	if _, err := fmt.Sscanf(sc.Note, "%g requests, %g throttled", &requests, &throttled); err != nil {
+		return nil, nil, err
+	}
+	budget := map[string]float64{
+		"budget_wcu":           float64(o.budgetWCU),
+		"write_units_admitted": float64(st.WriteUnits),
+		"run_seconds":          sc.Seconds,
+		// Share of the budget used over the whole run, start-up included.
+		"budget_used":        float64(st.WriteUnits) / (float64(o.budgetWCU) * sc.Seconds),
+		"throttled_share":    throttled / requests,
+		"throttled_requests": throttled,
+		"requests":           requests,
+		"steady_budget_used": steadyShare(st, o.budgetWCU),
+		"unprocessed_items":  float64(st.UnprocessedItems),
+		"ptee_requests":      float64(st.ThrottledRequests),
+	}
+	sc.Note = fmt.Sprintf("budget used %.1f%%, throttled requests %.2f%%", 100*budget["budget_used"], 100*budget["throttled_share"])
+	return sc, budget, nil
+}
+
+// steadyShare is the budget used in the full seconds between the first
+// and the last second that saw writes.
+func steadyShare(st *noopCounters, wcu int) float64 {
+	if len(st.Series) < 3 {
+		return 0
+	}
+	inner := st.Series[1 : len(st.Series)-1]
+	var units int64
+	for _, s := range inner {
+		units += s.WriteUnits
+	}
+	return float64(units) / float64(int64(wcu)*int64(len(inner)))
+}
+
+// provisionedConfig writes a copy of the mapping declaring a provisioned
+// table of the budget's capacity.
+func provisionedConfig(work, config string, wcu int) (string, error) {
+	data, err := os.ReadFile(config)
+	if err != nil {
+		return "", err
+	}
+	s := strings.Replace(string(data), "billing: on_demand", fmt.Sprintf("billing: provisioned\n  capacity: {read: %d, write: %d}", wcu, wcu), 1)
+	if s == string(data) {
+		return "", fmt.Errorf("%s has no billing: on_demand line to replace", config)
+	}
+	path := filepath.Join(work, "provisioned.yaml")
+	return path, os.WriteFile(path, []byte(s), 0o644)
+}
+
+func human(n int) string {
+	switch {
+	case n >= 1_000_000 && n%1_000_000 == 0:
+		return fmt.Sprintf("%dM", n/1_000_000)
+	case n >= 1000 && n%1000 == 0:
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return strconv.Itoa(n)
+}
+
+func print(r *results) {
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCENARIO\tITEMS\tSECONDS\tITEMS/S\tCPU S/M ITEMS\tPEAK RSS MB\tNOTE")
+	for _, s := range r.Scenarios {
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.0f\t%.1f\t%.0f\t%s\n", s.Name, s.Items, s.Seconds, s.ItemsPerSec, s.CPUPerM, s.PeakRSSMB, s.Note)
+	}
+	tw.Flush()
+	if r.Ratio > 0 {
+		fmt.Printf("dynafold end to end / ceiling: %.2f\n", r.Ratio)
+	}
+}
+
+func save(dir string, r *results) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	path := filepath.Join(dir, "bench-"+r.Date.Format("20060102-150405")+".json")
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	fmt.Println("results:", path)
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
