@@ -36,9 +36,27 @@ func (it *Item) PartitionKey() string { return it.Key[:it.PKLen] }
 // Build turns one row into its items, appended to dst. A row that cannot
 // become valid items returns a *RowError and no items.
 func (e *EntityPlan) Build(row value.Row, dst []Item) ([]Item, error) {
+	return e.BuildArena(row, dst, nil)
+}
+
+// BuildArena is Build taking attribute values and strings from an arena
+// (nil: ordinary allocations), for the migrate hot path.
+func (e *EntityPlan) BuildArena(row value.Row, dst []Item, a *Arena) ([]Item, error) {
+	return e.build(row, dst, a, dynamoLimits)
+}
+
+// limits are the size rules a build enforces.
+type limits struct {
+	item, pk, sk int
+}
+
+// dynamoLimits are DynamoDB's; BuildUnchecked lifts them.
+var dynamoLimits = limits{item: MaxItemBytes, pk: MaxPartitionKeyBytes, sk: MaxSortKeyBytes}
+
+func (e *EntityPlan) build(row value.Row, dst []Item, a *Arena, lim limits) ([]Item, error) {
 	start := len(dst)
 	for i, it := range e.Items {
-		item, err := it.build(e, row)
+		item, err := it.build(e, row, a, lim)
 		if err != nil {
 			return dst[:start], err
 		}
@@ -48,34 +66,55 @@ func (e *EntityPlan) Build(row value.Row, dst []Item) ([]Item, error) {
 	return dst, nil
 }
 
-func (it *ItemPlan) build(e *EntityPlan, row value.Row) (Item, error) {
+func (it *ItemPlan) build(e *EntityPlan, row value.Row, a *Arena, lim limits) (Item, error) {
 	tbl := e.table
 	n := len(it.attrs) + 2
 	if it.typeAV != nil {
 		n++
 	}
+	if it.ttl != nil {
+		n++
+	}
 	attrs := make(map[string]types.AttributeValue, n)
-	pk, pkText, err := keyValue(it.PK, row, tbl.PK.Type, MaxPartitionKeyBytes, true)
+
+	// Both key texts are rendered into one buffer and become one string,
+	// the item's Key; the key attributes are slices of it.
+	buf := a.buffer()
+	pk, buf, err := keyInto(buf, it.PK, row, tbl.PK.Type, lim.pk)
 	if err != nil {
+		a.keep(buf)
 		return Item{}, e.rowError(row, tbl.PK.Name, err)
 	}
-	attrs[tbl.PK.Name] = pk
-	key := pkText
+	pkLen := len(buf)
+	var sk types.AttributeValue
 	if it.SK != nil {
-		sk, skText, err := keyValue(it.SK, row, tbl.SK.Type, MaxSortKeyBytes, true)
+		buf = append(buf, 0)
+		sk, buf, err = keyInto(buf, it.SK, row, tbl.SK.Type, lim.sk)
 		if err != nil {
+			a.keep(buf)
 			return Item{}, e.rowError(row, tbl.SK.Name, err)
 		}
-		attrs[tbl.SK.Name] = sk
-		key = pkText + "\x00" + skText
 	}
-	for _, a := range it.attrs {
-		av, err := a.eval(row)
+	key := a.String(buf)
+	a.keep(buf)
+	if pk == nil {
+		pk = a.S(key[:pkLen])
+	}
+	attrs[tbl.PK.Name] = pk
+	if it.SK != nil {
+		if sk == nil {
+			sk = a.S(key[pkLen+1:])
+		}
+		attrs[tbl.SK.Name] = sk
+	}
+
+	for _, at := range it.attrs {
+		av, err := at.eval(row, a, lim)
 		if err != nil {
-			return Item{}, e.rowError(row, a.name, err)
+			return Item{}, e.rowError(row, at.name, err)
 		}
 		if av != nil {
-			attrs[a.name] = av
+			attrs[at.name] = av
 		}
 	}
 	if it.typeAV != nil {
@@ -91,10 +130,10 @@ func (it *ItemPlan) build(e *EntityPlan, row value.Row) (Item, error) {
 		}
 	}
 	size := ItemSize(attrs)
-	if size > MaxItemBytes {
+	if size > lim.item {
 		return Item{}, e.rowError(row, "", fmt.Errorf("item is %d bytes; DynamoDB items are at most %d bytes (400 KB, names included)", size, MaxItemBytes))
 	}
-	return Item{Attrs: attrs, Key: key, PKLen: len(pkText), Size: size, Entity: e}, nil
+	return Item{Attrs: attrs, Key: key, PKLen: pkLen, Size: size, Entity: e}, nil
 }
 
 // Sentinels that let an index key be left out (the sparse rule) where a
@@ -104,10 +143,54 @@ var (
 	errEmptyKey = errors.New("DynamoDB keys cannot be empty")
 )
 
-// keyValue renders a key template as an attribute value of the key type,
-// enforcing DynamoDB's key rules. table is true for the table's own key,
-// where NULL is an error rather than a reason to omit.
-func keyValue(t *Template, row value.Row, typ AttrType, limit int, table bool) (types.AttributeValue, string, error) {
+// keyInto renders a table key onto buf and checks DynamoDB's key rules. For
+// a String key it returns a nil value: the caller makes it from the final
+// key string. Number and Binary keys are converted here and their text is
+// appended.
+func keyInto(buf []byte, t *Template, row value.Row, typ AttrType, limit int) (types.AttributeValue, []byte, error) {
+	if typ != TypeS {
+		av, text, err := keyValue(t, row, typ, limit)
+		if err != nil {
+			return nil, buf, err
+		}
+		return av, append(buf, text...), nil
+	}
+	start := len(buf)
+	buf, ok, err := t.appendTo(buf, row)
+	if err != nil {
+		return nil, buf, err
+	}
+	if !ok {
+		return nil, buf, nullKeyError(t)
+	}
+	if err := checkStringKey(buf[start:], limit); err != nil {
+		return nil, buf, err
+	}
+	return nil, buf, nil
+}
+
+func nullKeyError(t *Template) error {
+	if e, single := t.Single(); single {
+		return fmt.Errorf("%w: column %s has no value", errNullKey, e.Ref)
+	}
+	return fmt.Errorf("%w: template %q references a NULL column", errNullKey, t.src)
+}
+
+func checkStringKey(b []byte, limit int) error {
+	switch {
+	case len(b) == 0:
+		return fmt.Errorf("key is an empty string; %w", errEmptyKey)
+	case !utf8.Valid(b):
+		return fmt.Errorf("key %q is not valid UTF-8", b)
+	case len(b) > limit:
+		return fmt.Errorf("key is %d bytes; the limit is %d", len(b), limit)
+	}
+	return nil
+}
+
+// keyValue evaluates a key template as a Number or Binary key, or as a
+// String key outside the hot path.
+func keyValue(t *Template, row value.Row, typ AttrType, limit int) (types.AttributeValue, string, error) {
 	var v value.Value
 	if e, single := t.Single(); single {
 		ev, ok, err := e.Eval(row)
@@ -115,7 +198,7 @@ func keyValue(t *Template, row value.Row, typ AttrType, limit int, table bool) (
 			return nil, "", err
 		}
 		if !ok {
-			return nil, "", fmt.Errorf("%w: column %s has no value", errNullKey, e.Ref)
+			return nil, "", nullKeyError(t)
 		}
 		v = ev
 	} else {
@@ -124,7 +207,7 @@ func keyValue(t *Template, row value.Row, typ AttrType, limit int, table bool) (
 			return nil, "", err
 		}
 		if !ok {
-			return nil, "", fmt.Errorf("%w: template %q references a NULL column", errNullKey, t.src)
+			return nil, "", nullKeyError(t)
 		}
 		v = value.StringValue(s)
 	}
@@ -155,66 +238,99 @@ func keyValue(t *Template, row value.Row, typ AttrType, limit int, table bool) (
 		return &types.AttributeValueMemberB{Value: b}, string(b), nil
 	}
 	s := v.Text()
-	if s == "" {
-		return nil, "", fmt.Errorf("key is an empty string; %w", errEmptyKey)
-	}
-	if !utf8.ValidString(s) {
-		return nil, "", fmt.Errorf("key %q is not valid UTF-8", s)
-	}
-	if len(s) > limit {
-		return nil, "", fmt.Errorf("key is %d bytes; the limit is %d", len(s), limit)
+	if err := checkStringKey([]byte(s), limit); err != nil {
+		return nil, "", err
 	}
 	return &types.AttributeValueMemberS{Value: s}, s, nil
 }
 
 // eval computes an attribute; nil means "leave it out" (NULL, an empty set,
 // a false when-condition, or an empty index key).
-func (a *attrPlan) eval(row value.Row) (types.AttributeValue, error) {
-	if a.constant != nil {
-		return a.constant, nil
+func (at *attrPlan) eval(row value.Row, a *Arena, lim limits) (types.AttributeValue, error) {
+	if at.constant != nil {
+		return at.constant, nil
 	}
-	if a.when != nil && !a.when.holds(row) {
+	if at.when != nil && !at.when.holds(row) {
 		return nil, nil
 	}
-	if a.keyType != "" {
-		av, _, err := keyValue(a.source(), row, a.keyType, a.keyLimit, false)
-		if errors.Is(err, errNullKey) || errors.Is(err, errEmptyKey) {
-			return nil, nil // sparse: the item stays out of the index
+	if at.keyType != "" {
+		keyLimit := at.keyLimit
+		if lim != dynamoLimits {
+			keyLimit = max(lim.pk, lim.sk)
 		}
-		return av, err
+		return at.indexKey(row, a, keyLimit)
 	}
 	var v value.Value
-	if a.col >= 0 {
-		v = row[a.col]
+	switch {
+	case at.col >= 0:
+		v = row[at.col]
 		if v.IsNull() {
 			return nil, nil
 		}
-	} else if e, single := a.tmpl.Single(); single {
-		ev, ok, err := e.Eval(row)
-		if err != nil || !ok {
-			return nil, err
+	default:
+		if e, single := at.tmpl.Single(); single {
+			ev, ok, err := e.Eval(row)
+			if err != nil || !ok {
+				return nil, err
+			}
+			v = ev
+		} else {
+			buf, ok, err := at.tmpl.appendTo(a.buffer(), row)
+			s := a.String(buf)
+			a.keep(buf)
+			if err != nil || !ok {
+				return nil, err
+			}
+			v = value.StringValue(s)
 		}
-		v = ev
-	} else {
-		s, ok, err := a.tmpl.Render(row)
-		if err != nil || !ok {
-			return nil, err
-		}
-		v = value.StringValue(s)
 	}
-	av, err := Convert(v, a.typ)
+	return convertArena(a, v, at.typ)
+}
+
+// indexKey computes an attribute that keys a secondary index: NULL or
+// empty leaves the item out of the index (the sparse rule).
+func (at *attrPlan) indexKey(row value.Row, a *Arena, keyLimit int) (types.AttributeValue, error) {
+	if at.keyType != TypeS {
+		av, _, err := keyValue(at.tmpl, row, at.keyType, keyLimit)
+		if errors.Is(err, errNullKey) || errors.Is(err, errEmptyKey) {
+			return nil, nil
+		}
+		return av, err
+	}
+	buf, ok, err := at.tmpl.appendTo(a.buffer(), row)
+	defer a.keep(buf)
+	if err != nil || !ok {
+		return nil, err
+	}
+	if len(buf) == 0 {
+		return nil, nil
+	}
+	if err := checkStringKey(buf, keyLimit); err != nil {
+		return nil, err
+	}
+	return a.S(a.String(buf)), nil
+}
+
+// convertArena is Convert with the hot cases (a string as S, an integer as
+// N) taken from the arena.
+func convertArena(a *Arena, v value.Value, t AttrType) (types.AttributeValue, error) {
+	switch {
+	case v.Kind == value.String && (t == TypeAuto || t == TypeS):
+		if !utf8.ValidString(v.S) {
+			return nil, fmt.Errorf("invalid UTF-8 in string value %q", v.S)
+		}
+		return a.S(v.S), nil
+	case v.Kind == value.Int && (t == TypeAuto || t == TypeN):
+		buf := strconv.AppendInt(a.buffer(), v.I, 10)
+		s := a.String(buf)
+		a.keep(buf)
+		return a.N(s), nil
+	}
+	av, err := Convert(v, t)
 	if errors.Is(err, errOmit) {
 		return nil, nil
 	}
 	return av, err
-}
-
-// source returns the attribute as a template, wrapping a plain column.
-func (a *attrPlan) source() *Template {
-	if a.tmpl != nil {
-		return a.tmpl
-	}
-	return &Template{parts: []tpart{{expr: &Expr{col: a.col}}}}
 }
 
 func (t *ttlPlan) eval(row value.Row) (types.AttributeValue, error) {

@@ -750,6 +750,11 @@ func (c *entityCompiler) attribute(path, name string, spec *AttributeSpec) *attr
 			return nil
 		}
 		a.col = i
+		if a.keyType != "" {
+			// Index keys are evaluated as templates (sparse rule, key checks).
+			ref := ParseColumnName(spec.From)
+			a.tmpl = &Template{src: "${" + ref.String() + "}", parts: []tpart{{expr: &Expr{Ref: ref, col: i}}}}
+		}
 	case spec.Template != "":
 		t, k, good := c.template(path+templateSuffix(spec), spec.Template)
 		if !good {

@@ -206,3 +206,75 @@ func (t *Template) Render(row value.Row) (s string, ok bool, err error) {
 	}
 	return sb.String(), true, nil
 }
+
+// appendTo renders the template onto dst without intermediate strings. ok
+// is false when a referenced value is NULL.
+func (t *Template) appendTo(dst []byte, row value.Row) ([]byte, bool, error) {
+	for _, p := range t.parts {
+		if p.expr == nil {
+			dst = append(dst, p.lit...)
+			continue
+		}
+		var ok bool
+		var err error
+		dst, ok, err = p.expr.appendTo(dst, row)
+		if !ok || err != nil {
+			return dst, ok, err
+		}
+	}
+	return dst, true, nil
+}
+
+// appendTo renders one expression onto dst. A trailing lower or upper is
+// applied in place on ASCII text, the common case, instead of building a
+// new string.
+func (e *Expr) appendTo(dst []byte, row value.Row) ([]byte, bool, error) {
+	v := row[e.col]
+	if v.IsNull() {
+		return dst, false, nil
+	}
+	trs := e.Transforms
+	fold := ""
+	if n := len(trs); n > 0 && (trs[n-1].Name == "lower" || trs[n-1].Name == "upper") {
+		fold, trs = trs[n-1].Name, trs[:n-1]
+	}
+	for _, tr := range trs {
+		var err error
+		if v, err = tr.apply(v); err != nil {
+			return dst, false, fmt.Errorf("${%s|%s}: %w", e.Ref, tr, err)
+		}
+	}
+	start := len(dst)
+	dst = value.AppendText(dst, v)
+	if fold != "" {
+		dst = foldCase(dst, start, fold == "upper")
+	}
+	return dst, true, nil
+}
+
+// foldCase changes the case of b[start:], in place when it is ASCII.
+func foldCase(b []byte, start int, upper bool) []byte {
+	seg := b[start:]
+	for _, c := range seg {
+		if c >= utf8RuneSelf {
+			s := string(seg)
+			if upper {
+				s = strings.ToUpper(s)
+			} else {
+				s = strings.ToLower(s)
+			}
+			return append(b[:start], s...)
+		}
+	}
+	for i, c := range seg {
+		switch {
+		case upper && 'a' <= c && c <= 'z':
+			seg[i] = c - 'a' + 'A'
+		case !upper && 'A' <= c && c <= 'Z':
+			seg[i] = c - 'A' + 'a'
+		}
+	}
+	return b
+}
+
+const utf8RuneSelf = 0x80

@@ -40,20 +40,39 @@ func newDedupe(bytes int, r *run) *dedupe {
 	return &dedupe{set: newKeySet(bytes), run: r, held: map[string][]*mapping.Item{}}
 }
 
-// check reports whether it may be sent now. When it settles held keys
+// filter returns the items of a chunk that may be sent now, holding back
+// those whose key the filter may have seen. When it settles held keys
 // early, the false alarms among them are sent to out.
-func (d *dedupe) check(ctx context.Context, it *mapping.Item, out chan<- []*mapping.Item) (bool, error) {
-	if !d.set.testAndAdd(it.Key) {
-		return true, nil
+func (d *dedupe) filter(ctx context.Context, items []mapping.Item, out chan<- []*mapping.Item) ([]*mapping.Item, error) {
+	keys := make([]string, len(items))
+	for i := range items {
+		keys[i] = items[i].Key
 	}
+	seen := make([]bool, len(items))
+	d.set.testAndAddAll(keys, seen)
+	ready := make([]*mapping.Item, 0, len(items))
+	for i := range items {
+		if !seen[i] {
+			ready = append(ready, &items[i])
+			continue
+		}
+		if err := d.hold(ctx, &items[i], out); err != nil {
+			return ready, err
+		}
+	}
+	return ready, nil
+}
+
+// hold keeps an item whose key may be a duplicate until it is settled.
+func (d *dedupe) hold(ctx context.Context, it *mapping.Item, out chan<- []*mapping.Item) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.held[it.Key] = append(d.held[it.Key], it)
 	d.heldCount++
 	if it.Entity.OnError == mapping.PolicyFail || d.heldCount >= maxHeld {
-		return false, d.settleLocked(ctx, out)
+		return d.settleLocked(ctx, out)
 	}
-	return false, nil
+	return nil
 }
 
 // settle resolves every held key and sends the false alarms on to out.

@@ -15,7 +15,7 @@ import (
 // It is cache-line blocked: all k bits of a key fall in one 64-byte block,
 // so a test costs one cache miss instead of k (BenchmarkKeySet: about 200 ns
 // against 340 ns per key for an unblocked filter of the same size; backing
-// it with transparent huge pages measured slower still). With 64 MiB (a
+// it with transparent huge pages measured no better). With 64 MiB (a
 // million blocks) and k = 10, 5 million keys give a false-positive rate
 // near 1e-8.
 //
@@ -37,12 +37,41 @@ const wordsPerBlock = 8
 
 func newKeySet(bytes int) *keySet {
 	blocks := max(bytes/(8*wordsPerBlock), 1024)
-	return &keySet{words: make([]atomic.Uint64, blocks*wordsPerBlock), blocks: uint64(blocks), k: 10}
+	s := &keySet{words: make([]atomic.Uint64, blocks*wordsPerBlock), blocks: uint64(blocks), k: 10}
+	prefault(s.words)
+	return s
 }
+
+// testAndAddAll adds every key and sets seen[i] when keys[i] may have been
+// added before. It first touches the block of every key: those loads do
+// not depend on each other, so the processor overlaps their cache and TLB
+// misses, and the test-and-add pass that follows finds the blocks in cache.
+// In a migration that takes the filter from about 800 ns a key to a
+// fraction of it.
+func (s *keySet) testAndAddAll(keys []string, seen []bool) {
+	hashes := make([]uint64, len(keys))
+	for i, k := range keys {
+		hashes[i] = xxhash.Sum64String(k)
+	}
+	// A loop of nothing but independent loads keeps many misses in flight.
+	var sink uint64
+	for _, h := range hashes {
+		sink += s.words[(h%s.blocks)*wordsPerBlock].Load()
+	}
+	touched.Add(sink & 0) // keeps the loads from being optimized away
+	for i, h := range hashes {
+		seen[i] = s.testAndAddHash(h)
+	}
+}
+
+var touched atomic.Uint64
 
 // testAndAdd adds key and reports whether it may have been added before.
 func (s *keySet) testAndAdd(key string) bool {
-	h := xxhash.Sum64String(key)
+	return s.testAndAddHash(xxhash.Sum64String(key))
+}
+
+func (s *keySet) testAndAddHash(h uint64) bool {
 	block := (h % s.blocks) * wordsPerBlock
 	// Each bit position takes 9 fresh bits of a mixed hash. (Double
 	// hashing inside a 512-bit block gives only 131,072 distinct bit sets,

@@ -391,14 +391,14 @@ func (r *run) readShard(ctx context.Context, er *entityRun, shard *checkpoint.Sh
 
 // builder turns rows into items, a chunk of rows at a time.
 func (r *run) builder(ctx context.Context, in <-chan []*ticket, out chan<- []*mapping.Item) error {
+	arena := &mapping.Arena{}
 	for chunk := range in {
 		var slab []mapping.Item // one allocation for the chunk's items
-		var ready []*mapping.Item
 		built := make([]*ticket, 0, len(chunk))
 		for _, tk := range chunk {
 			start := len(slab)
 			var err error
-			slab, err = tk.ent.plan.Build(tk.row, slab)
+			slab, err = tk.ent.plan.BuildArena(tk.row, slab, arena)
 			if err != nil {
 				if perr := r.reject(tk, err); perr != nil {
 					return perr
@@ -416,15 +416,9 @@ func (r *run) builder(ctx context.Context, in <-chan []*ticket, out chan<- []*ma
 			}
 		}
 		// Pointers are taken only now: Build may have moved the slab.
-		for i := range slab {
-			it := &slab[i]
-			send, err := r.dedupe.check(ctx, it, out)
-			if err != nil {
-				return err
-			}
-			if send {
-				ready = append(ready, it)
-			}
+		ready, err := r.dedupe.filter(ctx, slab, out)
+		if err != nil {
+			return err
 		}
 		// Every item of the chunk is counted in its row's pending count;
 		// the builder's holds can go.

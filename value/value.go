@@ -161,3 +161,19 @@ func Equal(a, b Value) bool {
 	}
 	return false
 }
+
+// AppendText appends v.Text() to dst without allocating for the common
+// kinds.
+func AppendText(dst []byte, v Value) []byte {
+	switch v.Kind {
+	case Int:
+		return strconv.AppendInt(dst, v.I, 10)
+	case Decimal, String, JSON:
+		return append(dst, v.S...)
+	case Date:
+		return v.T.AppendFormat(dst, DateLayout)
+	case Timestamp:
+		return v.T.AppendFormat(dst, TimestampLayout)
+	}
+	return append(dst, v.Text()...)
+}
