@@ -53,7 +53,7 @@ type Options struct {
 	Grace time.Duration
 	// Stop is closed to stop reading and finish early (the first signal).
 	Stop <-chan struct{}
-	// FlushEvery is how often the checkpoint is persisted (default 2s).
+	// FlushEvery is how often the checkpoint is persisted (default 1s).
 	FlushEvery time.Duration
 	// ExactCounts counts rows exactly up front for progress (default: estimates).
 	ExactCounts bool
@@ -87,7 +87,7 @@ func (o *Options) defaults() {
 		o.Grace = 5 * time.Second
 	}
 	if o.FlushEvery <= 0 {
-		o.FlushEvery = 2 * time.Second
+		o.FlushEvery = time.Second
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -3,9 +3,9 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"regexp"
 	"strconv"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"

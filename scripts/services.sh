@@ -136,7 +136,7 @@ start_dynalite() {
 		(cd "$REPO" && npm ci --no-audit --no-fund --loglevel=error >"$STATE/npm.log" 2>&1) || { tail -n 20 "$STATE/npm.log" >&2; die "npm ci failed"; }
 	fi
 	# In memory; tables are created instantly so tests do not wait.
-	nohup node "$REPO/node_modules/dynalite/cli.js" --host 127.0.0.1 --port "$DDB_PORT" \
+	nohup node "$REPO/scripts/dynalite.js" --host 127.0.0.1 --port "$DDB_PORT" \
 		--createTableMs 0 --deleteTableMs 0 --updateTableMs 0 >"$STATE/dynalite.log" 2>&1 &
 	echo $! >"$pidf"
 	wait_for dynalite 30 "$STATE/dynalite.log" port_open "$DDB_PORT"

@@ -213,7 +213,7 @@ func dynaliteRun(ctx context.Context, o options, work, dynafold, config string) 
 	if err != nil {
 		return nil, err
 	}
-	dl, err := startServer(ctx, filepath.Join(work, "dynalite.log"), "node", filepath.Join(o.repo, "node_modules", "dynalite", "cli.js"),
+	dl, err := startServer(ctx, filepath.Join(work, "dynalite.log"), "node", filepath.Join(o.repo, "scripts", "dynalite.js"),
 		"--host", "127.0.0.1", "--port", "{port}", "--createTableMs", "0")
 	if err != nil {
 		return nil, err

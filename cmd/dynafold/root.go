@@ -27,6 +27,9 @@ type app struct {
 	stop <-chan struct{}
 	// profile is the open CPU profile, when --cpuprofile is set.
 	profile *os.File
+	// parsed is set once cobra has parsed the command line: an error
+	// before that (unknown command or flag, bad arguments) is invalid usage.
+	parsed bool
 }
 
 func (a *app) startProfile(path string) error {
@@ -58,6 +61,9 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	a.stopProfile() // also when the command failed
+	if err != nil && !a.parsed {
+		err = usageError(err)
+	}
 	code := exitCode(err)
 	if err != nil && !errors.Is(err, errReported) {
 		fmt.Fprintln(stderr, "dynafold: "+indentLines(err.Error()))
@@ -83,6 +89,7 @@ found · 4 interrupted (checkpoint saved, resumable) · 5 finished with rejected
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			a.parsed = true
 			return a.setup(cmd)
 		},
 		PersistentPostRun: func(*cobra.Command, []string) { a.stopProfile() },
@@ -99,7 +106,7 @@ found · 4 interrupted (checkpoint saved, resumable) · 5 finished with rejected
 	pf.String("log-level", "warn", "log level: debug, info, warn or error")
 	pf.String("cpuprofile", "", "write a CPU profile to this file (for development)")
 	_ = pf.MarkHidden("cpuprofile")
-	root.AddCommand(a.tableCommand(), a.migrateCommand())
+	root.AddCommand(a.tableCommand(), a.migrateCommand(), a.planCommand())
 	return root
 }
 

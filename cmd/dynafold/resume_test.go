@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynafold/dynafold/internal/clitest"
+	"github.com/dynafold/dynafold/internal/testenv"
+)
+
+// runReport is the part of --report the tests read.
+type runReport struct {
+	RunID       string `json:"run_id"`
+	Fingerprint string `json:"mapping_fingerprint"`
+	ExitCode    int    `json:"exit_code"`
+	Started     string `json:"started"`
+	Ended       string `json:"ended"`
+	Summary     struct {
+		Resumed     bool `json:"resumed"`
+		Interrupted bool `json:"interrupted"`
+		Total       struct {
+			RowsRead        int64 `json:"rows_read"`
+			ItemsWritten    int64 `json:"items_written"`
+			CheckpointRows  int64 `json:"checkpoint_rows"`
+			CheckpointItems int64 `json:"checkpoint_items"`
+		} `json:"total"`
+	} `json:"summary"`
+}
+
+func readReport(t *testing.T, path string) runReport {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var r runReport
+	require.NoError(t, json.Unmarshal(data, &r))
+	return r
+}
+
+// Kill dynafold with SIGKILL at five random moments of a 200,000-item
+// migration and resume after each: the table ends up with exactly the
+// expected items, and the checkpoint's counters add up to the source.
+func TestKillAndResumeLosesNothing(t *testing.T) {
+	const portfolios = 20000 // 200,000 rows and items
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("kill moments drawn with seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	for _, d := range testenv.Drivers() {
+		t.Run(d.Name, func(t *testing.T) {
+			dsn := d.NewDB(t)
+			loadScale(t, d.Name, dsn, portfolios)
+			tg := &target{client: testenv.DynamoClient(t), table: testenv.NewTableName(t), dsn: dsn}
+			testenv.DeleteTableOnCleanup(t, tg.client, tg.table)
+			tg.flags = []string{"--config", clitest.RepoPath("configs/portfolios.yaml"), "--source-dsn", dsn, "--endpoint", testenv.DynamoEndpoint(t), "--table", tg.table}
+			require.Equal(t, 0, tg.run(t, "", "table", "create").Code)
+			dir := t.TempDir()
+			args := append([]string{"migrate", "--progress", "none"}, tg.flags...)
+
+			kills := 0
+			for kills < 5 {
+				cmd := clitest.Command(context.Background(), t, dir, nil, args...)
+				require.NoError(t, cmd.Start())
+				done := make(chan error, 1)
+				go func() { done <- cmd.Wait() }()
+				// Between one and six seconds: the whole run takes about
+				// thirty, and the checkpoint is saved every second.
+				wait := time.Duration(1000+rng.IntN(5000)) * time.Millisecond
+				select {
+				case err := <-done:
+					t.Logf("run finished before its kill moment (%v): %v", wait, err)
+					continue
+				case <-time.After(wait):
+				}
+				require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+				<-done
+				kills++
+				t.Logf("killed after %v", wait)
+			}
+
+			report := filepath.Join(dir, "final.json")
+			r := clitest.Run(t, dir, nil, append(args, "--report", report)...)
+			require.Equal(t, 0, r.Code, r.Output())
+			rep := readReport(t, report)
+			require.True(t, rep.Summary.Resumed, "the last run resumes the killed ones")
+			require.EqualValues(t, 10*portfolios, rep.Summary.Total.CheckpointRows, "rows acknowledged over all runs")
+			require.EqualValues(t, 10*portfolios, rep.Summary.Total.CheckpointItems, "items acknowledged over all runs")
+			require.Less(t, rep.Summary.Total.RowsRead, int64(10*portfolios), "the last run did not start over")
+			requireScaleTable(t, tg.client, tg.table, portfolios)
+		})
+	}
+}
+
+// SIGINT stops reading, lets writes in flight finish, saves the checkpoint,
+// prints the summary and exits 4. A changed mapping is then refused on
+// resume unless --force; --restart starts over.
+func TestInterruptThenChangedMappingIsRefused(t *testing.T) {
+	const portfolios = 6000
+	d := testenv.Drivers()[0]
+	dsn := d.NewDB(t)
+	loadScale(t, d.Name, dsn, portfolios)
+	tg := &target{client: testenv.DynamoClient(t), table: testenv.NewTableName(t), dsn: dsn}
+	testenv.DeleteTableOnCleanup(t, tg.client, tg.table)
+	common := []string{"--source-dsn", dsn, "--endpoint", testenv.DynamoEndpoint(t), "--table", tg.table, "--progress", "json"}
+	config := clitest.RepoPath("configs/portfolios.yaml")
+	dir := t.TempDir()
+	r := clitest.Run(t, dir, nil, "table", "create", "--config", config, "--endpoint", testenv.DynamoEndpoint(t), "--table", tg.table)
+	require.Equal(t, 0, r.Code, r.Output())
+	r = clitest.Run(t, dir, nil, "table", "create", "--config", config, "--progress", "json")
+	require.Equal(t, exitUsage, r.Code, "an unknown flag is invalid usage")
+	require.Contains(t, r.Stderr, "unknown flag: --progress")
+
+	cmd := clitest.Command(context.Background(), t, dir, nil, append([]string{"migrate", "--config", config, "--report", "stopped.json"}, common...)...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Start())
+	time.Sleep(1500 * time.Millisecond)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	err := cmd.Wait()
+	require.Error(t, err, "an interrupted run does not exit 0")
+	require.Equal(t, exitInterrupted, cmd.ProcessState.ExitCode(), stdout.String()+stderr.String())
+	require.Contains(t, stderr.String(), "stopping; finishing writes in flight and saving the checkpoint")
+	require.Contains(t, stdout.String(), "run interrupted")
+	require.Regexp(t, `(?m)^\s+total\s+\d+`, stdout.String(), "the summary is printed")
+	stopped := readReport(t, filepath.Join(dir, "stopped.json"))
+	require.Equal(t, exitInterrupted, stopped.ExitCode)
+	require.True(t, stopped.Summary.Interrupted)
+	require.NotEmpty(t, stopped.RunID)
+	require.Len(t, stopped.Fingerprint, 32)
+	require.Less(t, stopped.Summary.Total.CheckpointRows, int64(10*portfolios))
+
+	// The mapping changes: one more attribute on servers.
+	data, err := os.ReadFile(config)
+	require.NoError(t, err)
+	changed := filepath.Join(dir, "changed.yaml")
+	require.NoError(t, os.WriteFile(changed, []byte(strings.Replace(string(data), "ServerID: id", "ServerID: id\n      Kind: {value: server}", 1)), 0o644))
+	r = clitest.Run(t, dir, nil, append([]string{"migrate", "--config", changed}, common...)...)
+	require.Equal(t, exitUsage, r.Code, r.Output())
+	require.Contains(t, r.Stderr, "checkpoint was made with a different mapping, source or table")
+	require.Contains(t, r.Stderr, "use --restart to discard it and start over, or --force to resume its positions anyway")
+
+	// --force resumes the saved positions under the new mapping.
+	r = clitest.Run(t, dir, nil, append([]string{"migrate", "--config", changed, "--force", "--report", "forced.json"}, common...)...)
+	require.Equal(t, 0, r.Code, r.Output())
+	forced := readReport(t, filepath.Join(dir, "forced.json"))
+	require.True(t, forced.Summary.Resumed)
+	require.EqualValues(t, 10*portfolios, forced.Summary.Total.CheckpointRows)
+
+	// --restart discards the (finished) checkpoint and reads everything again.
+	r = clitest.Run(t, dir, nil, append([]string{"migrate", "--config", config, "--restart", "--report", "restarted.json"}, common...)...)
+	require.Equal(t, 0, r.Code, r.Output())
+	restarted := readReport(t, filepath.Join(dir, "restarted.json"))
+	require.False(t, restarted.Summary.Resumed)
+	require.EqualValues(t, 10*portfolios, restarted.Summary.Total.RowsRead)
+	requireScaleTable(t, tg.client, tg.table, portfolios)
+
+	// Without a terminal, progress is JSON status lines on stderr.
+	var sawProgress bool
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if strings.HasPrefix(line, "{") {
+			var p struct {
+				Event    string `json:"event"`
+				Entities []struct {
+					Entity   string `json:"entity"`
+					RowsRead int64  `json:"rows_read"`
+				} `json:"entities"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(line), &p), line)
+			require.Equal(t, "progress", p.Event)
+			require.Len(t, p.Entities, 3)
+			sawProgress = true
+		}
+	}
+	require.True(t, sawProgress, "a JSON progress line, at least the final one")
+}

@@ -1,0 +1,76 @@
+package mapping
+
+import (
+	"math"
+
+	"github.com/dynafold/dynafold/value"
+)
+
+// This file lets tools that inspect a compiled plan (dynafold plan) see
+// what the item builders do: the parts of a template, the attributes an
+// item sets, and items measured without DynamoDB's size limits so that a
+// row breaking them can be reported with its sizes.
+
+// TemplatePart is one piece of a template: literal text, or an expression
+// when Expr is set.
+type TemplatePart struct {
+	Lit  string
+	Expr *Expr
+}
+
+// Parts returns the template's literal text and expressions in order.
+func (t *Template) Parts() []TemplatePart {
+	out := make([]TemplatePart, len(t.parts))
+	for i, p := range t.parts {
+		out[i] = TemplatePart{Lit: p.lit, Expr: p.expr}
+	}
+	return out
+}
+
+// Position returns the row position of the expression's column, as set by
+// Compile (see EntityPlan.ColumnNames and the Query's Columns).
+func (e *Expr) Position() int { return e.col }
+
+// AttrInfo describes one attribute an item sets besides the table's key,
+// the type attribute and the TTL attribute.
+type AttrInfo struct {
+	Name string
+	// Path is the mapping key path that defines it.
+	Path string
+	// Column is the row position when the value is read straight from a
+	// column, else -1.
+	Column int
+	// Template is set when the value is computed from a template (index
+	// keys always are).
+	Template *Template
+	// Constant is set for value: attributes.
+	Constant bool
+	// KeyType is S, N or B when the attribute is a key of an index, else "".
+	KeyType AttrType
+	// Conditional is set when a when: condition can leave it out.
+	Conditional bool
+}
+
+// Attributes lists the attributes the item sets, in mapping order.
+func (it *ItemPlan) Attributes() []AttrInfo {
+	out := make([]AttrInfo, len(it.attrs))
+	for i, a := range it.attrs {
+		out[i] = AttrInfo{
+			Name: a.name, Path: a.path, Column: a.col, Template: a.tmpl,
+			Constant: a.constant != nil, KeyType: a.keyType, Conditional: a.when != nil,
+		}
+	}
+	return out
+}
+
+// HasTTL reports whether the item carries the table's TTL attribute.
+func (it *ItemPlan) HasTTL() bool { return it.ttl != nil }
+
+// BuildUnchecked builds a row's items like Build but without enforcing
+// DynamoDB's limits on item size and key length, so that a row Build
+// rejects for its size can be measured. Every other rule (NULL or empty
+// table keys, conversions) still applies and returns a *RowError. The
+// items it returns may be impossible to write.
+func (e *EntityPlan) BuildUnchecked(row value.Row, dst []Item) ([]Item, error) {
+	return e.build(row, dst, nil, limits{item: math.MaxInt, pk: math.MaxInt, sk: math.MaxInt})
+}

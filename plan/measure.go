@@ -1,0 +1,187 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/source"
+	"github.com/dynafold/dynafold/value"
+)
+
+// maxReadAttempts bounds how often a shard is read again after a lost
+// connection.
+const maxReadAttempts = 3
+
+// batchRows is how many rows' observations a reader hands over at once;
+// small enough to keep the aggregator busy, large enough to make channel
+// operations rare.
+const batchRows = 256
+
+type shardTask struct {
+	ent int
+	r   source.Range
+}
+
+// Measure reads every entity of the plan through snap once, builds each
+// row's items as migrate would, and accumulates what the report needs. It
+// holds bounded memory whatever the size of the source.
+func Measure(ctx context.Context, p *mapping.Plan, snap source.Snapshot, opts Options) (*Stats, error) {
+	opts.defaults()
+	obs := &observer{tbl: p.Table, shapes: indexShapes(p.Table), lim: opts.Limits}
+	agg := newAggregator(p, obs.shapes, opts)
+	var tasks []shardTask
+	for i, ep := range p.Entities {
+		shards, err := snap.Shards(ctx, ep.Query, opts.ShardsPerEntity)
+		if err != nil {
+			return nil, fmt.Errorf("splitting entity %s into shards: %w", ep.Name, err)
+		}
+		for _, r := range shards {
+			tasks = append(tasks, shardTask{ent: i, r: r})
+		}
+	}
+	queue := make(chan shardTask, len(tasks))
+	for _, t := range tasks {
+		queue <- t
+	}
+	close(queue)
+
+	// Buffers of two batches per reader keep readers from waiting on the
+	// aggregator's occasional slow step (a map growing).
+	out := make(chan []rowObs, 2*opts.Readers)
+	g, gctx := errgroup.WithContext(ctx)
+	readers, rctx := errgroup.WithContext(gctx)
+	for range opts.Readers {
+		readers.Go(func() error {
+			r := &reader{p: p, snap: snap, obs: obs, opts: &opts, out: out}
+			for t := range queue {
+				if err := r.read(rctx, t); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	g.Go(func() error {
+		defer close(out)
+		return readers.Wait()
+	})
+	g.Go(func() error {
+		for batch := range out {
+			agg.add(batch)
+		}
+		return nil
+	})
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return agg.stats(), nil
+}
+
+// reader reads shards and observes their rows.
+type reader struct {
+	p     *mapping.Plan
+	snap  source.Snapshot
+	obs   *observer
+	opts  *Options
+	out   chan<- []rowObs
+	batch []rowObs
+	items []mapping.Item
+}
+
+func (r *reader) read(ctx context.Context, t shardTask) error {
+	ep := r.p.Entities[t.ent]
+	nkey := len(ep.KeyColumns)
+	var after []value.Value
+	for attempt := 1; ; attempt++ {
+		err := r.snap.Read(ctx, ep.Query, t.r, after, r.opts.PageSize, func(row value.Row) error {
+			after = row[:nkey]
+			return r.row(ctx, t.ent, ep, row)
+		})
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil || !r.snap.Retryable(err) || attempt >= maxReadAttempts {
+			return fmt.Errorf("reading entity %s: %w", ep.Name, err)
+		}
+		select {
+		case <-time.After(time.Duration(attempt) * time.Second):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return r.flush(ctx)
+}
+
+func (r *reader) row(ctx context.Context, ent int, ep *mapping.EntityPlan, row value.Row) error {
+	key := row[:len(ep.KeyColumns)]
+	if r.opts.Sample < 1 && !sampled(key, r.opts.Sample) {
+		return r.push(ctx, rowObs{ent: -1 - ent}) // read, not sampled: counted only as read
+	}
+	// Only the key is kept: a row can be hundreds of kilobytes, and
+	// observations wait in batches for the aggregator.
+	ro := rowObs{ent: ent, srcKey: append([]value.Value(nil), key...)}
+	var err error
+	r.items, err = ep.Build(row, r.items[:0])
+	var rerr *mapping.RowError
+	switch {
+	case err == nil:
+		if ro.viol = r.obs.check(ep, r.items); len(ro.viol) == 0 {
+			ro.items = r.obs.items(r.items, nil)
+		}
+	case errors.As(err, &rerr):
+		// Build refuses items over DynamoDB's limits; measure the row
+		// without them to say by how much it is over.
+		if r.items, err = ep.BuildUnchecked(row, r.items[:0]); err == nil {
+			ro.viol = r.obs.check(ep, r.items)
+		}
+		if len(ro.viol) == 0 {
+			rerr.Row = nil // the report names the row by its key
+			ro.rowErr = rerr
+		}
+	default:
+		return err
+	}
+	clear(r.items[:cap(r.items)]) // let the built items go; the buffer is reused
+	return r.push(ctx, ro)
+}
+
+func (r *reader) push(ctx context.Context, ro rowObs) error {
+	r.batch = append(r.batch, ro)
+	if len(r.batch) >= batchRows {
+		return r.flush(ctx)
+	}
+	return nil
+}
+
+func (r *reader) flush(ctx context.Context) error {
+	if len(r.batch) == 0 {
+		return nil
+	}
+	select {
+	case r.out <- r.batch:
+		r.batch = make([]rowObs, 0, batchRows)
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// sampled decides, from a hash of the row's primary key, whether the row
+// is in the sample: the same rows are chosen on every run.
+func sampled(key []value.Value, fraction float64) bool {
+	h := xxhash.New()
+	for _, v := range key {
+		_, _ = h.WriteString(v.Kind.String())
+		_, _ = h.Write([]byte{0})
+		_, _ = h.WriteString(v.Text())
+		_, _ = h.Write([]byte{0})
+	}
+	return float64(h.Sum64()) < fraction*math.MaxUint64
+}
