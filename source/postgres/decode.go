@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,7 +28,10 @@ func decode(v any, kind, elem value.Kind) value.Value {
 	case float64:
 		return value.FloatValue(x)
 	case float32:
-		return value.FloatValue(float64(x))
+		// A real has about 7 significant digits: keep its shortest 32-bit
+		// form (-3.4e38, not -3.3999999521443642e38), as MySQL sends it.
+		f, _ := strconv.ParseFloat(strconv.FormatFloat(float64(x), 'g', -1, 32), 64)
+		return value.FloatValue(f)
 	case bool:
 		return value.BoolValue(x)
 	case string:

@@ -51,8 +51,12 @@ func kindOf(oid uint32, typtype string) (value.Kind, string) {
 		return value.Float, ""
 	case oidBool:
 		return value.Bool, ""
-	case oidText, oidVarchar, oidBpchar, oidName, oidChar:
+	case oidText, oidVarchar, oidName, oidChar:
 		return value.String, ""
+	case oidBpchar:
+		// character(n) pads with spaces that mean nothing; the cast to
+		// text drops them, as MySQL does for CHAR.
+		return value.String, "text"
 	case oidUUID:
 		return value.String, "text"
 	case oidBytea:
