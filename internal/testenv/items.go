@@ -2,13 +2,14 @@ package testenv
 
 import (
 	"context"
-	"encoding/json"
 	"sort"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynafold/dynafold/sink"
 )
 
 // ScanItems reads the whole table and returns every item as a JSON line
@@ -39,49 +40,11 @@ func ScanItems(t testing.TB, c *dynamodb.Client, table string) []string {
 // (as JSON numbers), binary is base64, sets are arrays.
 func ItemJSON(t testing.TB, item map[string]types.AttributeValue) string {
 	t.Helper()
-	b, err := json.Marshal(plain(&types.AttributeValueMemberM{Value: item}))
+	line, err := sink.ItemJSON(item)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(b)
-}
-
-func plain(av types.AttributeValue) any {
-	switch v := av.(type) {
-	case *types.AttributeValueMemberS:
-		return v.Value
-	case *types.AttributeValueMemberN:
-		return json.Number(v.Value)
-	case *types.AttributeValueMemberB:
-		return v.Value
-	case *types.AttributeValueMemberBOOL:
-		return v.Value
-	case *types.AttributeValueMemberNULL:
-		return nil
-	case *types.AttributeValueMemberSS:
-		return v.Value
-	case *types.AttributeValueMemberNS:
-		out := make([]json.Number, len(v.Value))
-		for i, n := range v.Value {
-			out[i] = json.Number(n)
-		}
-		return out
-	case *types.AttributeValueMemberBS:
-		return v.Value
-	case *types.AttributeValueMemberL:
-		out := make([]any, len(v.Value))
-		for i, e := range v.Value {
-			out[i] = plain(e)
-		}
-		return out
-	case *types.AttributeValueMemberM:
-		out := make(map[string]any, len(v.Value))
-		for k, e := range v.Value {
-			out[k] = plain(e)
-		}
-		return out
-	}
-	return nil
+	return line
 }
 
 // Query runs a key-condition query and returns the items in order.

@@ -18,6 +18,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
 	"net"
 	"net/url"
 	"os"
@@ -187,35 +188,70 @@ func LoadSQL(t testing.TB, driver, dsn string, files ...string) {
 // ExecSQL runs statements in the database.
 func ExecSQL(t testing.TB, driver, dsn, statements string) {
 	t.Helper()
-	ctx := context.Background()
+	if err := Exec(context.Background(), driver, dsn, statements); err != nil {
+		t.Fatalf("running SQL: %v", err)
+	}
+}
+
+// Exec runs a script of statements in the database: driver is
+// "postgres" or "mysql".
+func Exec(ctx context.Context, driver, dsn, statements string) error {
 	switch driver {
 	case "postgres":
 		conn, err := pgx.Connect(ctx, dsn)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		defer conn.Close(ctx)
 		// The simple protocol runs a whole script in one round trip.
-		if _, err := conn.PgConn().Exec(ctx, statements).ReadAll(); err != nil {
-			t.Fatalf("running SQL: %v", err)
-		}
+		_, err = conn.PgConn().Exec(ctx, statements).ReadAll()
+		return err
 	case "mysql":
 		cfg, err := mysql.ParseDSN(dsn)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		cfg.MultiStatements = true
 		db, err := sql.Open("mysql", cfg.FormatDSN())
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		defer db.Close()
-		if _, err := db.ExecContext(ctx, statements); err != nil {
-			t.Fatalf("running SQL: %v", err)
-		}
-	default:
-		t.Fatalf("unknown driver %q", driver)
+		_, err = db.ExecContext(ctx, statements)
+		return err
 	}
+	return fmt.Errorf("unknown driver %q", driver)
+}
+
+// Recreate drops and creates database name on the server and returns its
+// DSN.
+func Recreate(ctx context.Context, driver, serverDSN, name string) (string, error) {
+	switch driver {
+	case "postgres":
+		if err := Exec(ctx, driver, serverDSN, `DROP DATABASE IF EXISTS "`+name+`" WITH (FORCE)`); err != nil {
+			return "", err
+		}
+		if err := Exec(ctx, driver, serverDSN, `CREATE DATABASE "`+name+`"`); err != nil {
+			return "", err
+		}
+		u, err := url.Parse(serverDSN)
+		if err != nil {
+			return "", err
+		}
+		u.Path = "/" + name
+		return u.String(), nil
+	case "mysql":
+		if err := Exec(ctx, driver, serverDSN, "DROP DATABASE IF EXISTS `"+name+"`; CREATE DATABASE `"+name+"` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"); err != nil {
+			return "", err
+		}
+		cfg, err := mysql.ParseDSN(serverDSN)
+		if err != nil {
+			return "", err
+		}
+		cfg.DBName = name
+		return cfg.FormatDSN(), nil
+	}
+	return "", fmt.Errorf("unknown driver %q", driver)
 }
 
 // NewTableName returns a DynamoDB table name unique to the test.

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/spf13/cobra"
+
+	"github.com/dynafold/dynafold/sink"
+)
+
+func (a *app) dumpCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "dump",
+		Short: "Print the table's items as JSON lines (a Scan; for small tables and demos)",
+		Long: `Scans the target table and prints each item as one line of plain JSON
+(numbers exact, binary as base64), sorted by partition and sort key. It reads
+the whole table: use it on small tables, demos and tests, not in production.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := a.load()
+			if err != nil {
+				return err
+			}
+			client, err := a.dynamo(cmd.Context(), l, 2)
+			if err != nil {
+				return err
+			}
+			limit := a.v.GetInt("limit")
+			var items []map[string]types.AttributeValue
+			in := &dynamodb.ScanInput{TableName: aws.String(l.static.Table.Name)}
+			for {
+				out, err := client.Scan(cmd.Context(), in)
+				if err != nil {
+					return fmt.Errorf("scanning %s: %w", l.static.Table.Name, err)
+				}
+				items = append(items, out.Items...)
+				if len(out.LastEvaluatedKey) == 0 || (limit > 0 && len(items) >= limit) {
+					break
+				}
+				in.ExclusiveStartKey = out.LastEvaluatedKey
+			}
+			t := l.static.Table
+			sort.SliceStable(items, func(i, j int) bool {
+				pi, pj := keyText(items[i][t.PK.Name]), keyText(items[j][t.PK.Name])
+				if pi != pj || t.SK == nil {
+					return pi < pj
+				}
+				return keyText(items[i][t.SK.Name]) < keyText(items[j][t.SK.Name])
+			})
+			if limit > 0 && len(items) > limit {
+				items = items[:limit]
+			}
+			for _, it := range items {
+				line, err := sink.ItemJSON(it)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(a.stdout, line)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().Int("limit", 0, "print at most N items (0: all)")
+	return cmd
+}
+
+// keyText orders key values for display: strings and numbers by their text.
+func keyText(av types.AttributeValue) string {
+	switch v := av.(type) {
+	case *types.AttributeValueMemberS:
+		return v.Value
+	case *types.AttributeValueMemberN:
+		return v.Value
+	case *types.AttributeValueMemberB:
+		return string(v.Value)
+	}
+	return ""
+}
