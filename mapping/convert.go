@@ -2,7 +2,6 @@ package mapping
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -123,7 +122,13 @@ func toS(v value.Value) (types.AttributeValue, error) {
 	var s string
 	switch v.Kind {
 	case value.Bytes:
-		s = base64.StdEncoding.EncodeToString(v.B)
+		// type: S on a binary column says the bytes are text (a BLOB
+		// holding UTF-8, say); bytes that are not UTF-8 are an error, never
+		// silently mangled.
+		if !utf8.Valid(v.B) {
+			return nil, fmt.Errorf("binary value %q is not valid UTF-8 text; store it as type B", v.B)
+		}
+		s = string(v.B)
 	case value.List:
 		return nil, fmt.Errorf("cannot store a list as S; use type L or a set type")
 	default:

@@ -102,6 +102,7 @@ func TestConvertGolden(t *testing.T) {
 		{"empty list as SS", value.ListValue(nil), TypeSS},
 		{"json array as NS", value.JSONValue(`[1, 2.5]`), TypeNS},
 		{"bytes as S", value.BytesValue([]byte("hi")), TypeS},
+		{"invalid utf-8 bytes as S", value.BytesValue([]byte{'o', 0xff}), TypeS},
 	}
 	var sb strings.Builder
 	for _, c := range cases {
