@@ -22,8 +22,10 @@ type Item struct {
 	PKLen int
 	// Size is the item's size by DynamoDB's rules.
 	Size int
-	// Entity and Part say where the item came from.
+	// Entity, Type and Part say where the item came from: Part numbers
+	// the items one row produced, in order (split parts included).
 	Entity *EntityPlan
+	Type   string
 	Part   int
 	// Origin is set by the pipeline to route the write acknowledgement back
 	// to the source row; mapping never reads it.
@@ -42,7 +44,13 @@ func (e *EntityPlan) Build(row value.Row, dst []Item) ([]Item, error) {
 // BuildArena is Build taking attribute values and strings from an arena
 // (nil: ordinary allocations), for the migrate hot path.
 func (e *EntityPlan) BuildArena(row value.Row, dst []Item, a *Arena) ([]Item, error) {
-	return e.build(row, dst, a, dynamoLimits)
+	return e.build(row, nil, dst, a, dynamoLimits)
+}
+
+// BuildNested is BuildArena for an entity with nested child tables: nested
+// holds, for each of Nests() in order, the row's child rows in order.
+func (e *EntityPlan) BuildNested(row value.Row, nested [][]value.Row, dst []Item, a *Arena) ([]Item, error) {
+	return e.build(row, nested, dst, a, dynamoLimits)
 }
 
 // limits are the size rules a build enforces.
@@ -53,15 +61,24 @@ type limits struct {
 // dynamoLimits are DynamoDB's; BuildUnchecked lifts them.
 var dynamoLimits = limits{item: MaxItemBytes, pk: MaxPartitionKeyBytes, sk: MaxSortKeyBytes}
 
-func (e *EntityPlan) build(row value.Row, dst []Item, a *Arena, lim limits) ([]Item, error) {
+func (e *EntityPlan) build(row value.Row, nested [][]value.Row, dst []Item, a *Arena, lim limits) ([]Item, error) {
 	start := len(dst)
 	for i, it := range e.Items {
 		item, err := it.build(e, row, a, lim)
 		if err != nil {
 			return dst[:start], err
 		}
-		item.Part = i
+		if len(e.nests) > 0 {
+			dst, err = e.addNested(row, nested, i, item, dst, a, lim)
+			if err != nil {
+				return dst[:start], err
+			}
+			continue
+		}
 		dst = append(dst, item)
+	}
+	for i := start; i < len(dst); i++ {
+		dst[i].Part = i - start
 	}
 	return dst, nil
 }
@@ -133,7 +150,7 @@ func (it *ItemPlan) build(e *EntityPlan, row value.Row, a *Arena, lim limits) (I
 	if size > lim.item {
 		return Item{}, e.rowError(row, "", fmt.Errorf("item is %d bytes; DynamoDB items are at most %d bytes (400 KB, names included)", size, MaxItemBytes))
 	}
-	return Item{Attrs: attrs, Key: key, PKLen: pkLen, Size: size, Entity: e}, nil
+	return Item{Attrs: attrs, Key: key, PKLen: pkLen, Size: size, Entity: e, Type: it.Type}, nil
 }
 
 // Sentinels that let an index key be left out (the sparse rule) where a

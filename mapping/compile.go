@@ -111,6 +111,11 @@ func SourceTables(cfg *Config) (tables []source.TableRef, queries map[string]str
 				add(j.Value.From)
 			}
 		}
+		for _, n := range e.Value.Nest {
+			if n.Value != nil {
+				add(n.Value.From)
+			}
+		}
 	}
 	return tables, queries
 }
@@ -131,6 +136,9 @@ type entityCompiler struct {
 	cols  []source.ColumnRef
 	kinds []value.Kind
 	index map[ColumnName]int
+	// defaultAlias qualifies bare column names: "" for the entity's own
+	// table, the child alias when compiling a nested table's elements.
+	defaultAlias string
 }
 
 func (c *entityCompiler) lookup(path, name string) *source.Table {
@@ -229,6 +237,7 @@ func (c *entityCompiler) compile(defaults *EntityDefaults) *EntityPlan {
 	for i, cr := range c.cols {
 		ep.columns[i] = cr.String()
 	}
+	c.compileNests(ep, q)
 	return ep
 }
 
@@ -255,7 +264,11 @@ func (c *entityCompiler) add(ref ColumnName, col *source.Column) int {
 	if i, ok := c.index[ref]; ok {
 		return i
 	}
-	c.cols = append(c.cols, source.ColumnRef{Alias: ref.Alias, Name: ref.Name, Cast: col.Cast, Kind: col.Kind, Elem: col.Elem})
+	alias := ref.Alias
+	if alias == "" {
+		alias = c.defaultAlias
+	}
+	c.cols = append(c.cols, source.ColumnRef{Alias: alias, Name: ref.Name, Cast: col.Cast, Kind: col.Kind, Elem: col.Elem})
 	c.kinds = append(c.kinds, col.Kind)
 	c.index[ref] = len(c.cols) - 1
 	return len(c.cols) - 1

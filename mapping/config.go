@@ -99,6 +99,38 @@ type Entity struct {
 	Items OrderedMap[*ItemSpec] `yaml:"items"`
 	// OnError is fail (default), skip or reject.
 	OnError string `yaml:"on_error"`
+	// Nest folds child tables' rows into attributes of the item: attribute
+	// name → child table.
+	Nest OrderedMap[*NestSpec] `yaml:"nest"`
+}
+
+// NestSpec folds the rows of a child table into one attribute of the
+// parent's item: a list ordered by columns, or a map keyed by a column.
+type NestSpec struct {
+	From string `yaml:"from"`
+	// On pairs each child column with the parent's primary-key column it
+	// refers to: {race_id: race_id, racer_id: racer_id}.
+	On OrderedMap[string] `yaml:"on"`
+	// OrderBy orders the elements; with On it must identify a child row.
+	OrderBy []string `yaml:"order_by"`
+	// As is list (default) or map.
+	As string `yaml:"as"`
+	// Key is the child column whose value keys the map (as: map).
+	Key string `yaml:"key"`
+	// Attributes of each element, which is a map.
+	Attributes OrderedMap[*AttributeSpec] `yaml:"attributes"`
+	// Item names the item of items: that carries the attribute (default:
+	// the first).
+	Item string `yaml:"item"`
+	// MaxBytes bounds the attribute's size; past it Overflow decides.
+	MaxBytes int `yaml:"max_bytes"`
+	// Overflow is split, gzip or reject (default).
+	Overflow string `yaml:"overflow"`
+	// PartsAttribute names the attribute that carries the part count on a
+	// split item (default Parts) and PartAttribute the part number on each
+	// of its parts (default Part).
+	PartsAttribute string `yaml:"parts_attribute"`
+	PartAttribute  string `yaml:"part_attribute"`
 }
 
 // JoinSpec pre-joins one ancestor table.

@@ -71,6 +71,6 @@ func (it *ItemPlan) HasTTL() bool { return it.ttl != nil }
 // rejects for its size can be measured. Every other rule (NULL or empty
 // table keys, conversions) still applies and returns a *RowError. The
 // items it returns may be impossible to write.
-func (e *EntityPlan) BuildUnchecked(row value.Row, dst []Item) ([]Item, error) {
-	return e.build(row, dst, nil, limits{item: math.MaxInt, pk: math.MaxInt, sk: math.MaxInt})
+func (e *EntityPlan) BuildUnchecked(row value.Row, nested [][]value.Row, dst []Item) ([]Item, error) {
+	return e.build(row, nested, dst, nil, limits{item: math.MaxInt, pk: math.MaxInt, sk: math.MaxInt})
 }

@@ -58,6 +58,7 @@ type EntityPlan struct {
 	table    *TableSchema
 	typeAttr string
 	ttlAttr  string
+	nests    []*NestPlan
 }
 
 // ItemPlan builds one item from a row.

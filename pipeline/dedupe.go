@@ -150,9 +150,9 @@ func (d *dedupe) scan(ctx context.Context) (map[string][]producer, error) {
 	var buf []mapping.Item
 	for _, er := range d.run.order {
 		ep := er.plan
-		err := d.run.job.Snapshot.Read(ctx, ep.Query, source.Full, nil, d.run.opts.PageSize, func(row value.Row) error {
+		err := ReadEntity(ctx, d.run.job.Snapshot, ep, source.Full, nil, d.run.opts.PageSize, func(row value.Row, nested [][]value.Row) error {
 			var err error
-			buf, err = ep.Build(row, buf[:0])
+			buf, err = ep.BuildNested(row, nested, buf[:0], nil)
 			if err != nil {
 				return nil // a bad row produces no item; the policy already saw it
 			}

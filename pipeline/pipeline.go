@@ -120,9 +120,6 @@ func (e *ResumableError) Error() string {
 }
 func (e *ResumableError) Unwrap() error { return e.Err }
 
-// maxReadAttempts bounds reconnections to the source for one shard.
-const maxReadAttempts = 5
-
 type run struct {
 	job      Job
 	opts     Options
@@ -338,11 +335,8 @@ func (r *run) reader(ctx context.Context, out chan<- []*ticket) error {
 
 func (r *run) readShard(ctx context.Context, er *entityRun, shard *checkpoint.Shard, out chan<- []*ticket) error {
 	tr := newTracker(shard, r.job.Store)
-	q := er.plan.Query
-	nkey := len(q.Key)
-	after := shard.After
+	nkey := len(er.plan.Query.Key)
 	er.stats.begin()
-	backoff := sink.DefaultBackoff()
 	chunk := make([]*ticket, 0, chunkRows)
 	flush := func() error {
 		if len(chunk) == 0 {
@@ -357,33 +351,26 @@ func (r *run) readShard(ctx context.Context, er *entityRun, shard *checkpoint.Sh
 			return ctx.Err()
 		}
 	}
-	for attempt := 0; ; attempt++ {
-		err := r.job.Snapshot.Read(ctx, q, shard.Range, after, r.opts.PageSize, func(row value.Row) error {
-			tk := tr.add(er, row, nkey)
-			after = tk.key
-			chunk = append(chunk, tk)
-			if len(chunk) == chunkRows {
-				return flush()
-			}
-			return nil
-		})
-		if ferr := flush(); ferr != nil && err == nil {
-			err = ferr
-		}
-		if err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			return nil // stopping: the shard resumes after its position
-		}
-		if !r.job.Snapshot.Retryable(err) || attempt+1 >= maxReadAttempts {
-			return &ResumableError{Err: fmt.Errorf("reading entity %s shard %d: %w", er.plan.Name, shard.ID, err)}
-		}
-		r.opts.Logger.Warn("source connection lost; reading again from the last row", "entity", er.plan.Name, "shard", shard.ID, "attempt", attempt+1, "error", err)
+	retry := Retry{OnRetry: func(attempt int, err error) {
+		r.opts.Logger.Warn("source connection lost; reading again after the last row", "entity", er.plan.Name, "shard", shard.ID, "attempt", attempt, "error", err)
 		er.stats.readRetries.Add(1)
-		if err := sink.Sleep(ctx, backoff.Delay(attempt+2)); err != nil {
-			return nil
+	}}
+	err := ReadRetrying(ctx, r.job.Snapshot, er.plan, shard.Range, shard.After, r.opts.PageSize, retry, func(row value.Row, nested [][]value.Row) error {
+		chunk = append(chunk, tr.add(er, row, nested, nkey))
+		if len(chunk) == chunkRows {
+			return flush()
 		}
+		return nil
+	})
+	// Rows read before a failure are sound: send them on.
+	if ferr := flush(); ferr != nil && err == nil {
+		err = ferr
+	}
+	switch {
+	case ctx.Err() != nil:
+		return nil // stopping: the shard resumes after its position
+	case err != nil:
+		return &ResumableError{Err: fmt.Errorf("reading entity %s shard %d: %w", er.plan.Name, shard.ID, err)}
 	}
 	tr.finishRead()
 	return nil
@@ -398,7 +385,7 @@ func (r *run) builder(ctx context.Context, in <-chan []*ticket, out chan<- []*ma
 		for _, tk := range chunk {
 			start := len(slab)
 			var err error
-			slab, err = tk.ent.plan.BuildArena(tk.row, slab, arena)
+			slab, err = tk.ent.plan.BuildNested(tk.row, tk.nested, slab, arena)
 			if err != nil {
 				if perr := r.reject(tk, err); perr != nil {
 					return perr

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"regexp"
@@ -40,6 +41,11 @@ func (f *fakeSnapshot) Count(context.Context, *source.Query, source.Range, bool)
 type lostConnection struct{}
 
 func (lostConnection) Error() string { return "connection reset" }
+
+// ReadNested implements source.Snapshot; the fake has no nested tables.
+func (f *fakeSnapshot) ReadNested(context.Context, *source.Query, []*source.Query, source.Range, []value.Value, int, func(value.Row, [][]value.Row) error) error {
+	return errors.New("fake snapshot: no nested reads")
+}
 
 func (f *fakeSnapshot) Read(ctx context.Context, _ *source.Query, r source.Range, after []value.Value, _ int, emit func(value.Row) error) error {
 	lo, hi := int64(0), f.n

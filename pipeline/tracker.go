@@ -35,6 +35,7 @@ type ticket struct {
 	tr      *tracker
 	ent     *entityRun
 	row     value.Row
+	nested  [][]value.Row // child rows of nested tables, if any
 	key     []value.Value
 	pending atomic.Int32
 	items   int32
@@ -44,8 +45,8 @@ type ticket struct {
 }
 
 // add registers a row just read; called by the shard's reader in key order.
-func (t *tracker) add(ent *entityRun, row value.Row, nkey int) *ticket {
-	tk := &ticket{tr: t, ent: ent, row: row, key: row[:nkey:nkey]}
+func (t *tracker) add(ent *entityRun, row value.Row, nested [][]value.Row, nkey int) *ticket {
+	tk := &ticket{tr: t, ent: ent, row: row, nested: nested, key: row[:nkey:nkey]}
 	tk.pending.Store(1)
 	t.mu.Lock()
 	t.queue = append(t.queue, tk)

@@ -34,7 +34,7 @@ func TestTrackerMovesOnlyPastFullyAcknowledgedRows(t *testing.T) {
 		var acks []pend
 		itemsOf := make([]int, rows)
 		for r := 0; r < rows; r++ {
-			tk := tr.add(er, value.Row{value.IntValue(int64(r))}, 1)
+			tk := tr.add(er, value.Row{value.IntValue(int64(r))}, nil, 1)
 			n := rng.IntN(4) // rows with 0 items complete as soon as built
 			itemsOf[r] = n
 			tk.items = int32(n)

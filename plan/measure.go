@@ -5,19 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/cespare/xxhash/v2"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/pipeline"
 	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/value"
 )
-
-// maxReadAttempts bounds how often a shard is read again after a lost
-// connection.
-const maxReadAttempts = 3
 
 // batchRows is how many rows' observations a reader hands over at once;
 // small enough to keep the aggregator busy, large enough to make channel
@@ -97,29 +93,17 @@ type reader struct {
 
 func (r *reader) read(ctx context.Context, t shardTask) error {
 	ep := r.p.Entities[t.ent]
-	nkey := len(ep.KeyColumns)
-	var after []value.Value
-	for attempt := 1; ; attempt++ {
-		err := r.snap.Read(ctx, ep.Query, t.r, after, r.opts.PageSize, func(row value.Row) error {
-			after = row[:nkey]
-			return r.row(ctx, t.ent, ep, row)
-		})
-		if err == nil {
-			break
-		}
-		if ctx.Err() != nil || !r.snap.Retryable(err) || attempt >= maxReadAttempts {
-			return fmt.Errorf("reading entity %s: %w", ep.Name, err)
-		}
-		select {
-		case <-time.After(time.Duration(attempt) * time.Second):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	retry := pipeline.Retry{}
+	err := pipeline.ReadRetrying(ctx, r.snap, ep, t.r, nil, r.opts.PageSize, retry, func(row value.Row, nested [][]value.Row) error {
+		return r.row(ctx, t.ent, ep, row, nested)
+	})
+	if err != nil {
+		return fmt.Errorf("reading entity %s: %w", ep.Name, err)
 	}
 	return r.flush(ctx)
 }
 
-func (r *reader) row(ctx context.Context, ent int, ep *mapping.EntityPlan, row value.Row) error {
+func (r *reader) row(ctx context.Context, ent int, ep *mapping.EntityPlan, row value.Row, nested [][]value.Row) error {
 	key := row[:len(ep.KeyColumns)]
 	if r.opts.Sample < 1 && !sampled(key, r.opts.Sample) {
 		return r.push(ctx, rowObs{ent: -1 - ent}) // read, not sampled: counted only as read
@@ -128,7 +112,7 @@ func (r *reader) row(ctx context.Context, ent int, ep *mapping.EntityPlan, row v
 	// observations wait in batches for the aggregator.
 	ro := rowObs{ent: ent, srcKey: append([]value.Value(nil), key...)}
 	var err error
-	r.items, err = ep.Build(row, r.items[:0])
+	r.items, err = ep.BuildNested(row, nested, r.items[:0], nil)
 	var rerr *mapping.RowError
 	switch {
 	case err == nil:
@@ -138,7 +122,7 @@ func (r *reader) row(ctx context.Context, ent int, ep *mapping.EntityPlan, row v
 	case errors.As(err, &rerr):
 		// Build refuses items over DynamoDB's limits; measure the row
 		// without them to say by how much it is over.
-		if r.items, err = ep.BuildUnchecked(row, r.items[:0]); err == nil {
+		if r.items, err = ep.BuildUnchecked(row, nested, r.items[:0]); err == nil {
 			ro.viol = r.obs.check(ep, r.items)
 		}
 		if len(ro.viol) == 0 {

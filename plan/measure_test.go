@@ -37,6 +37,11 @@ func (m *memSnapshot) Count(context.Context, *source.Query, source.Range, bool) 
 	return -1, nil
 }
 
+// ReadNested implements source.Snapshot; the fake has no nested tables.
+func (m *memSnapshot) ReadNested(context.Context, *source.Query, []*source.Query, source.Range, []value.Value, int, func(value.Row, [][]value.Row) error) error {
+	return errors.New("fake snapshot: no nested reads")
+}
+
 func (m *memSnapshot) Read(ctx context.Context, q *source.Query, r source.Range, after []value.Value, _ int, emit func(value.Row) error) error {
 	for i, row := range m.rows[q.Base.Name] {
 		k := row[0].I

@@ -141,7 +141,7 @@ func (o *observer) check(ep *mapping.EntityPlan, items []mapping.Item) []violati
 	var out []violation
 	part := func(it *mapping.Item) string {
 		if len(ep.Items) > 1 {
-			return fmt.Sprintf("item %s: ", ep.Items[it.Part].Type)
+			return fmt.Sprintf("item %s: ", it.Type)
 		}
 		return ""
 	}

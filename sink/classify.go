@@ -77,3 +77,11 @@ func classify(err error) errClass {
 	}
 	return classFatal
 }
+
+// Retryable reports whether a failed DynamoDB request may succeed when
+// sent again (throttling, server errors, broken connections), for readers
+// that retry on their own, such as verify's lookups.
+func Retryable(err error) bool {
+	c := classify(err)
+	return c == classThrottle || c == classTransient
+}

@@ -244,7 +244,9 @@ func TestSessionsAreReadOnly(t *testing.T) {
 			dsn := d.NewDB(t)
 			testenv.ExecSQL(t, d.Name, dsn, "CREATE TABLE victims (id int PRIMARY KEY); INSERT INTO victims VALUES (1), (2);")
 			src := open(t, d.Name, dsn)
-			type execer interface{ Exec(context.Context, string) error }
+			type execer interface {
+				Exec(context.Context, string) error
+			}
 			for _, stmt := range []string{"DELETE FROM victims", "INSERT INTO victims VALUES (3)", "CREATE TABLE sneaky (id int)"} {
 				err := src.(execer).Exec(context.Background(), stmt)
 				require.Error(t, err, stmt)

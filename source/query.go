@@ -31,6 +31,10 @@ type Query struct {
 	// Key orders and pages the rows: the primary key of the base table or
 	// the declared key columns of a query.
 	Key []string
+	// KeyAliases, when set, gives the alias of each key column ("" for the
+	// base relation), for keys that continue into a joined table (a nested
+	// child's order columns after its parent's key).
+	KeyAliases []string
 	// KeyKinds are the value kinds of the key columns.
 	KeyKinds []value.Kind
 	// Where is an optional boolean filter on the rows.
@@ -42,6 +46,10 @@ type Join struct {
 	Alias string
 	Table TableRef
 	On    []JoinOn
+	// Inner makes it an INNER JOIN: a nested child's rows are read joined
+	// to their parent, so that children of filtered or missing parents are
+	// not read at all.
+	Inner bool
 }
 
 // JoinOn pairs a column of the joined table with a column it must equal:
@@ -136,7 +144,11 @@ func (b *builder) from(q *Query) {
 	b.sb.WriteString(" AS ")
 	b.sb.WriteString(b.d.Quote(BaseAlias))
 	for _, j := range q.Joins {
-		b.sb.WriteString(" LEFT JOIN ")
+		if j.Inner {
+			b.sb.WriteString(" JOIN ")
+		} else {
+			b.sb.WriteString(" LEFT JOIN ")
+		}
 		b.sb.WriteString(QuoteRef(b.d, j.Table))
 		b.sb.WriteString(" AS ")
 		b.sb.WriteString(b.d.Quote(j.Alias))
@@ -153,8 +165,8 @@ func (b *builder) from(q *Query) {
 }
 
 // filters writes the WHERE clause: the operator's filter, the shard range,
-// and the keyset position.
-func (b *builder) filters(q *Query, r Range, after []value.Value, conv func(value.Value) any) {
+// the keyset position, and any extra conditions.
+func (b *builder) filters(q *Query, r Range, after []value.Value, conv func(value.Value) any, extra ...func()) {
 	var conds []func()
 	if len(q.Where) > 0 {
 		conds = append(conds, func() {
@@ -184,8 +196,9 @@ func (b *builder) filters(q *Query, r Range, after []value.Value, conv func(valu
 		})
 	}
 	if len(after) > 0 {
-		conds = append(conds, func() { b.keyset(q.Key, after, conv) })
+		conds = append(conds, func() { b.keyset(q, after, conv) })
 	}
+	conds = append(conds, extra...)
 	for i, c := range conds {
 		if i == 0 {
 			b.sb.WriteString(" WHERE ")
@@ -199,17 +212,20 @@ func (b *builder) filters(q *Query, r Range, after []value.Value, conv func(valu
 // keyset writes "key > after". PostgreSQL compares row values with an
 // index; for MySQL the expanded form (a > x OR (a = x AND b > y)) is used
 // because its optimizer turns that into a range scan on the first column.
-func (b *builder) keyset(key []string, after []value.Value, conv func(value.Value) any) {
-	if len(key) == 1 || b.d.RowCompare() {
+// An after shorter than the key compares only that prefix: it resumes
+// after every row whose key starts with it.
+func (b *builder) keyset(q *Query, after []value.Value, conv func(value.Value) any) {
+	n := min(len(after), len(q.Key))
+	if n == 1 || b.d.RowCompare() {
 		b.sb.WriteString("(")
-		for i, k := range key {
+		for i := 0; i < n; i++ {
 			if i > 0 {
 				b.sb.WriteString(", ")
 			}
-			b.col("", k)
+			b.keyCol(q, i)
 		}
 		b.sb.WriteString(") > (")
-		for i := range key {
+		for i := 0; i < n; i++ {
 			if i > 0 {
 				b.sb.WriteString(", ")
 			}
@@ -219,18 +235,18 @@ func (b *builder) keyset(key []string, after []value.Value, conv func(value.Valu
 		return
 	}
 	b.sb.WriteString("(")
-	for i := range key {
+	for i := 0; i < n; i++ {
 		if i > 0 {
 			b.sb.WriteString(" OR ")
 		}
 		b.sb.WriteString("(")
 		for j := 0; j < i; j++ {
-			b.col("", key[j])
+			b.keyCol(q, j)
 			b.sb.WriteString(" = ")
 			b.bind(conv(after[j]))
 			b.sb.WriteString(" AND ")
 		}
-		b.col("", key[i])
+		b.keyCol(q, i)
 		b.sb.WriteString(" > ")
 		b.bind(conv(after[i]))
 		b.sb.WriteString(")")
@@ -238,23 +254,31 @@ func (b *builder) keyset(key []string, after []value.Value, conv func(value.Valu
 	b.sb.WriteString(")")
 }
 
+// keyCol writes the i-th key column, qualified by its alias.
+func (b *builder) keyCol(q *Query, i int) {
+	alias := ""
+	if i < len(q.KeyAliases) {
+		alias = q.KeyAliases[i]
+	}
+	b.col(alias, q.Key[i])
+}
+
 func (b *builder) orderBy(q *Query, desc bool) {
 	b.sb.WriteString(" ORDER BY ")
-	for i, k := range q.Key {
+	for i := range q.Key {
 		if i > 0 {
 			b.sb.WriteString(", ")
 		}
-		b.col("", k)
+		b.keyCol(q, i)
 		if desc {
 			b.sb.WriteString(" DESC")
 		}
 	}
 }
 
-// PageSQL builds the statement that reads one keyset page of q inside r.
-// conv converts key values into driver arguments.
-func PageSQL(d Dialect, q *Query, r Range, after []value.Value, limit int, conv func(value.Value) any) Statement {
-	b := &builder{d: d}
+// selectList writes SELECT and the query's columns, cast where the driver
+// asked for it.
+func (b *builder) selectList(q *Query) {
 	b.sb.WriteString("SELECT ")
 	for i, c := range q.Columns {
 		if i > 0 {
@@ -264,12 +288,19 @@ func PageSQL(d Dialect, q *Query, r Range, after []value.Value, limit int, conv 
 		if alias == "" {
 			alias = BaseAlias
 		}
-		expr := d.Quote(alias) + "." + d.Quote(c.Name)
+		expr := b.d.Quote(alias) + "." + b.d.Quote(c.Name)
 		if c.Cast != "" {
-			expr = d.CastColumn(expr, c.Cast)
+			expr = b.d.CastColumn(expr, c.Cast)
 		}
 		b.sb.WriteString(expr)
 	}
+}
+
+// PageSQL builds the statement that reads one keyset page of q inside r.
+// conv converts key values into driver arguments.
+func PageSQL(d Dialect, q *Query, r Range, after []value.Value, limit int, conv func(value.Value) any) Statement {
+	b := &builder{d: d}
+	b.selectList(q)
 	b.from(q)
 	b.filters(q, r, after, conv)
 	b.orderBy(q, false)
@@ -303,4 +334,63 @@ func BoundSQL(d Dialect, q *Query, desc bool, conv func(value.Value) any) Statem
 	}
 	b.sb.WriteString(" LIMIT 1")
 	return Statement{SQL: b.sb.String(), Args: b.args}
+}
+
+// RangeSQL builds the statement that reads every row of q inside r whose
+// key is after `after` (exclusive) and up to `through` (inclusive, on the
+// key prefix through covers), in key order and without a limit: the
+// children of one page of parents.
+func RangeSQL(d Dialect, q *Query, r Range, after, through []value.Value, conv func(value.Value) any) Statement {
+	b := &builder{d: d}
+	b.selectList(q)
+	b.from(q)
+	b.filters(q, r, after, conv, func() { b.upTo(q, through, conv) })
+	b.orderBy(q, false)
+	return Statement{SQL: b.sb.String(), Args: b.args}
+}
+
+// upTo writes "key prefix <= through", expanded like keyset.
+func (b *builder) upTo(q *Query, through []value.Value, conv func(value.Value) any) {
+	n := min(len(through), len(q.Key))
+	if b.d.RowCompare() {
+		b.sb.WriteString("(")
+		for i := 0; i < n; i++ {
+			if i > 0 {
+				b.sb.WriteString(", ")
+			}
+			b.keyCol(q, i)
+		}
+		b.sb.WriteString(") <= (")
+		for i := 0; i < n; i++ {
+			if i > 0 {
+				b.sb.WriteString(", ")
+			}
+			b.bind(conv(through[i]))
+		}
+		b.sb.WriteString(")")
+		return
+	}
+	// (a < x) OR (a = x AND b < y) OR … OR (a = x AND … AND z <= w)
+	b.sb.WriteString("(")
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.sb.WriteString(" OR ")
+		}
+		b.sb.WriteString("(")
+		for j := 0; j < i; j++ {
+			b.keyCol(q, j)
+			b.sb.WriteString(" = ")
+			b.bind(conv(through[j]))
+			b.sb.WriteString(" AND ")
+		}
+		b.keyCol(q, i)
+		if i == n-1 {
+			b.sb.WriteString(" <= ")
+		} else {
+			b.sb.WriteString(" < ")
+		}
+		b.bind(conv(through[i]))
+		b.sb.WriteString(")")
+	}
+	b.sb.WriteString(")")
 }

@@ -56,6 +56,11 @@ type Snapshot interface {
 	// time; it owns the row. An error from emit stops the read and is
 	// returned unchanged.
 	Read(ctx context.Context, q *Query, r Range, after []value.Value, pageSize int, emit func(value.Row) error) error
+	// ReadNested is Read for a parent query with nested child queries
+	// (mapping's nest:): emit receives each parent row with, for each
+	// nested query in order, its child rows in order. Parents and children
+	// are read in one transaction.
+	ReadNested(ctx context.Context, q *Query, nests []*Query, r Range, after []value.Value, pageSize int, emit func(value.Row, [][]value.Row) error) error
 	// Info describes how consistent the snapshot is, for logs and reports.
 	Info() SnapshotInfo
 	// Retryable reports whether a Read error is a lost or killed

@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/spf13/cobra"
 
-	"github.com/dynafold/dynafold/sink"
+	"github.com/dynafold/dynafold/mapping"
 )
 
 func (a *app) dumpCommand() *cobra.Command {
@@ -55,7 +55,7 @@ the whole table: use it on small tables, demos and tests, not in production.`,
 				items = items[:limit]
 			}
 			for _, it := range items {
-				line, err := sink.ItemJSON(it)
+				line, err := mapping.ItemJSON(it)
 				if err != nil {
 					return err
 				}

@@ -12,6 +12,7 @@ import (
 	"github.com/dynafold/dynafold/pipeline"
 	"github.com/dynafold/dynafold/sink"
 	"github.com/dynafold/dynafold/source"
+	"github.com/dynafold/dynafold/verify"
 )
 
 func (a *app) migrateCommand() *cobra.Command {
@@ -38,10 +39,16 @@ it stopped when run again with the same mapping (--restart starts over).`,
 	f.String("progress", "auto", "progress display: auto, tty, json or none")
 	f.Duration("grace", 5*time.Second, "after a stop signal, how long writes in flight may finish")
 	f.Bool("exact-counts", false, "count rows exactly before reading, for an exact ETA")
+	f.Bool("dry-run", false, "write nothing (no items, no checkpoint): report what the run would change, as diff does; exit 3 when it would change something")
+	f.Bool("prune", false, "after a successful run, delete stale items (produced by no row) from the item collections the rows touch, and report how many")
+	addCompareFlags(f)
 	return cmd
 }
 
 func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
+	if a.v.GetBool("dry-run") {
+		return a.runDryRun(cmd)
+	}
 	ctx := cmd.Context()
 	rep := a.newReport("migrate")
 	defer func() { err = a.finishReport(rep, err) }()
@@ -123,8 +130,15 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	}
 	rep.Summary = sum
 	rep.Checkpoint = ckptPath
+	var pruned *verify.Report
+	if runErr == nil && a.v.GetBool("prune") {
+		pruned, runErr = a.prune(ctx, plan, snap, client, sum, dsn.Identity())
+		if pruned != nil {
+			rep.Result = pruned
+		}
+	}
 	if sum != nil {
-		a.printSummary(sum, ckptPath)
+		a.printMigrateResult(sum, ckptPath, pruned)
 	}
 	if runErr != nil {
 		return runErr

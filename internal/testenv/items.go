@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/dynafold/dynafold/sink"
+	"github.com/dynafold/dynafold/mapping"
 )
 
 // ScanItems reads the whole table and returns every item as a JSON line
@@ -40,7 +40,7 @@ func ScanItems(t testing.TB, c *dynamodb.Client, table string) []string {
 // (as JSON numbers), binary is base64, sets are arrays.
 func ItemJSON(t testing.TB, item map[string]types.AttributeValue) string {
 	t.Helper()
-	line, err := sink.ItemJSON(item)
+	line, err := mapping.ItemJSON(item)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,48 +64,54 @@ func (s *snapshot) Read(ctx context.Context, q *source.Query, r source.Range, af
 		return err
 	}
 	defer end(conn)
-	nkey := len(q.Key)
-	raw := make([]sql.RawBytes, len(q.Columns))
-	dest := make([]any, len(q.Columns))
+	return source.ReadPages(ctx, myTx{conn, s.src.dsn}, dialect{}, arg, q, r, after, pageSize, emit)
+}
+
+// ReadNested implements source.Snapshot.
+func (s *snapshot) ReadNested(ctx context.Context, q *source.Query, nests []*source.Query, r source.Range, after []value.Value, pageSize int, emit func(value.Row, [][]value.Row) error) error {
+	conn, err := s.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer end(conn)
+	return source.ReadNested(ctx, myTx{conn, s.src.dsn}, dialect{}, arg, q, nests, r, after, pageSize, emit)
+}
+
+// myTx runs statements on the connection holding the snapshot transaction
+// and decodes the text protocol's rows.
+type myTx struct {
+	conn *sql.Conn
+	dsn  source.DSN
+}
+
+func (t myTx) Query(ctx context.Context, st source.Statement, cols []source.ColumnRef, fn func(value.Row) error) error {
+	rows, err := t.conn.QueryContext(ctx, st.SQL, st.Args...)
+	if err != nil {
+		return t.dsn.RedactError(err)
+	}
+	defer rows.Close()
+	raw := make([]sql.RawBytes, len(cols))
+	dest := make([]any, len(cols))
 	for i := range raw {
 		dest[i] = &raw[i]
 	}
-	for {
-		st := source.PageSQL(dialect{}, q, r, after, pageSize, arg)
-		rows, err := conn.QueryContext(ctx, st.SQL, st.Args...)
-		if err != nil {
-			return s.src.dsn.RedactError(err)
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return t.dsn.RedactError(err)
 		}
-		n := 0
-		for rows.Next() {
-			if err := rows.Scan(dest...); err != nil {
-				rows.Close()
-				return s.src.dsn.RedactError(err)
+		row := make(value.Row, len(raw))
+		for i, b := range raw {
+			v, err := decode(b, cols[i].Kind)
+			if err != nil {
+				return fmt.Errorf("column %s: %w", cols[i], err)
 			}
-			row := make(value.Row, len(raw))
-			for i, b := range raw {
-				v, err := decode(b, q.Columns[i].Kind)
-				if err != nil {
-					rows.Close()
-					return fmt.Errorf("column %s: %w", q.Columns[i], err)
-				}
-				row[i] = v
-			}
-			after = row[:nkey:nkey]
-			n++
-			if err := emit(row); err != nil {
-				rows.Close()
-				return err
-			}
+			row[i] = v
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return s.src.dsn.RedactError(err)
-		}
-		if n < pageSize {
-			return nil
+		if err := fn(row); err != nil {
+			return err
 		}
 	}
+	return t.dsn.RedactError(rows.Err())
 }
 
 // decode converts the text protocol's bytes into a value of the column's

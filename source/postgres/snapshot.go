@@ -98,39 +98,46 @@ func (s *snapshot) Read(ctx context.Context, q *source.Query, r source.Range, af
 	}
 	defer conn.Release()
 	defer tx.Rollback(context.Background()) //nolint:errcheck // read-only; nothing to keep
-	nkey := len(q.Key)
-	for {
-		st := source.PageSQL(dialect{}, q, r, after, pageSize, arg)
-		rows, err := tx.Query(ctx, st.SQL, st.Args...)
+	return source.ReadPages(ctx, pgTx{tx, s.src.dsn}, dialect{}, arg, q, r, after, pageSize, emit)
+}
+
+// ReadNested implements source.Snapshot.
+func (s *snapshot) ReadNested(ctx context.Context, q *source.Query, nests []*source.Query, r source.Range, after []value.Value, pageSize int, emit func(value.Row, [][]value.Row) error) error {
+	conn, tx, err := s.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	defer tx.Rollback(context.Background()) //nolint:errcheck // read-only; nothing to keep
+	return source.ReadNested(ctx, pgTx{tx, s.src.dsn}, dialect{}, arg, q, nests, r, after, pageSize, emit)
+}
+
+// pgTx runs statements in one pgx transaction and decodes their rows.
+type pgTx struct {
+	tx  pgx.Tx
+	dsn source.DSN
+}
+
+func (t pgTx) Query(ctx context.Context, st source.Statement, cols []source.ColumnRef, fn func(value.Row) error) error {
+	rows, err := t.tx.Query(ctx, st.SQL, st.Args...)
+	if err != nil {
+		return t.dsn.RedactError(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		vals, err := rows.Values()
 		if err != nil {
-			return s.src.dsn.RedactError(err)
+			return t.dsn.RedactError(err)
 		}
-		n := 0
-		for rows.Next() {
-			vals, err := rows.Values()
-			if err != nil {
-				rows.Close()
-				return s.src.dsn.RedactError(err)
-			}
-			row := make(value.Row, len(vals))
-			for i, v := range vals {
-				row[i] = decode(v, q.Columns[i].Kind, q.Columns[i].Elem)
-			}
-			after = row[:nkey:nkey]
-			n++
-			if err := emit(row); err != nil {
-				rows.Close()
-				return err
-			}
+		row := make(value.Row, len(vals))
+		for i, v := range vals {
+			row[i] = decode(v, cols[i].Kind, cols[i].Elem)
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return s.src.dsn.RedactError(err)
-		}
-		if n < pageSize {
-			return nil
+		if err := fn(row); err != nil {
+			return err
 		}
 	}
+	return t.dsn.RedactError(rows.Err())
 }
 
 // Count implements source.Snapshot.

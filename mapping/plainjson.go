@@ -1,4 +1,4 @@
-package sink
+package mapping
 
 import (
 	"encoding/json"

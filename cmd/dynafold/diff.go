@@ -1,0 +1,40 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/dynafold/dynafold/verify"
+)
+
+func (a *app) diffCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "diff",
+		Short: "Show what migrate would change, writing nothing; exit 3 when it would change something",
+		Long: `Previews a migration: every row is read and built into items as migrate
+would, and each item is compared with the table: to create, to update (with
+the attributes added, removed or changed, old and new values) or unchanged.
+Item collections the rows touch are queried for stale items, which
+migrate --prune would delete. Nothing is written anywhere: no items, no
+checkpoint. migrate --dry-run does the same.
+
+The report is text on a terminal, --output json for machines (the schema is
+in docs/verify.md) or --output markdown for a pull-request comment;
+--report PATH also writes the JSON.
+
+Exit codes: 0 nothing would change · 3 something would · 1 failure · 2 invalid
+usage or mapping.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runCompare(cmd, verify.ModeDiff, "diff")
+		},
+	}
+	addReadFlags(cmd.Flags())
+	addCompareFlags(cmd.Flags())
+	return cmd
+}
+
+// runDryRun is migrate --dry-run: diff, with migrate's own flags for the
+// reading. It never opens the checkpoint.
+func (a *app) runDryRun(cmd *cobra.Command) error {
+	return a.runCompare(cmd, verify.ModeDiff, "migrate --dry-run")
+}

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/sink"
+	"github.com/dynafold/dynafold/source"
+	"github.com/dynafold/dynafold/verify"
+)
+
+func (a *app) verifyCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "verify",
+		Short: "Compare the source with the table after a migration; exit 3 when they differ",
+		Long: `Rebuilds every item from the source through the mapping, as migrate does,
+reads the table with consistent BatchGetItem requests and compares them
+attribute by attribute (numbers as numbers, sets as sets). Each item is
+unchanged, to create (missing in the table) or to update (different). Then
+every item collection a row touched is queried for stale items: items that
+carry the mapping's type attribute or an entity's sort-key prefix but that
+no row produces. Nothing is written.
+
+--sample checks a fraction of the rows, chosen by a hash of each row's
+primary key and --seed, so the same seed checks the same rows; every row is
+still read and counted.
+
+Exit codes: 0 source and target agree · 3 they differ · 1 failure · 2 invalid
+usage or mapping.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runCompare(cmd, verify.ModeVerify, "verify")
+		},
+	}
+	f := cmd.Flags()
+	f.Float64("sample", 1, "fraction of rows to check, in (0, 1], chosen by a hash of each row's primary key and --seed")
+	f.Uint64("seed", 1, "seed of the sample: the same seed checks the same rows")
+	addReadFlags(f)
+	addCompareFlags(f)
+	return cmd
+}
+
+// addReadFlags adds the source-reading flags verify and diff share with
+// migrate (which declares its own).
+func addReadFlags(f *pflag.FlagSet) {
+	f.Int("concurrency", 4, "shards read at once")
+	f.Int("page-size", 2000, "rows per keyset page")
+}
+
+// addCompareFlags adds the comparer's flags: to verify and diff, and to
+// migrate for --dry-run and --prune.
+func addCompareFlags(f *pflag.FlagSet) {
+	f.Int("examples", 10, "findings of each class (create, update, stale) listed with their attributes")
+	f.Int("lookups", 8, "BatchGetItem and Query requests in flight")
+	f.String("temp-dir", "", "directory for the sorted runs of keys a large comparison spills to disk (default the system's temporary directory)")
+	f.Int("spill-bytes", 64<<20, "bytes of keys held in memory before spilling sorted runs to --temp-dir")
+	_ = f.MarkHidden("spill-bytes")
+}
+
+// compareOptions reads the comparer's flags; a bad value is invalid usage.
+func (a *app) compareOptions(mode verify.Mode) (verify.Options, error) {
+	v := a.v
+	o := verify.Options{
+		Mode:       mode,
+		Sample:     1,
+		Examples:   v.GetInt("examples"),
+		Readers:    v.GetInt("concurrency"),
+		PageSize:   v.GetInt("page-size"),
+		Lookups:    v.GetInt("lookups"),
+		SpillBytes: v.GetInt("spill-bytes"),
+		TempDir:    v.GetString("temp-dir"),
+		Logger:     a.log,
+	}
+	if mode == verify.ModeVerify {
+		o.Sample, o.Seed = v.GetFloat64("sample"), v.GetUint64("seed")
+		if o.Sample <= 0 || o.Sample > 1 {
+			return o, usageError(fmt.Errorf("--sample must be a fraction in (0, 1], not %g", o.Sample))
+		}
+	}
+	switch {
+	case o.Readers < 1 || o.PageSize < 1 || o.Lookups < 1 || o.SpillBytes < 1:
+		return o, usageError(errors.New("--concurrency, --page-size and --lookups must be at least 1"))
+	case o.Examples < 0:
+		return o, usageError(errors.New("--examples must not be negative"))
+	case o.Examples == 0:
+		o.Examples = -1 // verify.Options: 0 is the default, -1 none
+	}
+	return o, nil
+}
+
+// runCompare runs verify or diff (also as migrate --dry-run): it reads the
+// source and the table, writes nothing, prints the report and exits 3 when
+// they differ.
+func (a *app) runCompare(cmd *cobra.Command, mode verify.Mode, command string) (err error) {
+	// The first stop signal ends the comparison; there is nothing to save.
+	ctx, cancel := context.WithCancel(cmd.Context())
+	defer cancel()
+	go func() {
+		select {
+		case <-a.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	rep := a.newReport(command)
+	defer func() { err = a.finishReport(rep, err) }()
+
+	opts, err := a.compareOptions(mode)
+	if err != nil {
+		return err
+	}
+	l, err := a.load()
+	if err != nil {
+		return err
+	}
+	rep.Table = l.static.Table.Name
+	src, plan, err := a.connect(ctx, l, opts.Readers+2)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dsn, _ := l.dsn()
+	rep.Source = dsn.Identity()
+	rep.Fingerprint = plan.Fingerprint(dsn.Identity())
+	opts.Source = dsn.Identity()
+
+	client, err := a.dynamo(ctx, l, opts.Lookups)
+	if err != nil {
+		return err
+	}
+	if err := requireTable(ctx, client, plan, l.path); err != nil {
+		return err
+	}
+	snap, err := src.Snapshot(ctx, source.SnapshotOptions{Readers: opts.Readers})
+	if err != nil {
+		return err
+	}
+	defer snap.Close()
+	res, err := verify.Run(ctx, verify.Input{Plan: plan, Snapshot: snap, Target: client}, opts)
+	if err != nil {
+		if ctx.Err() != nil && cmd.Context().Err() == nil {
+			return fmt.Errorf("%s interrupted", mode)
+		}
+		return err
+	}
+	rep.Result = res
+	if err := a.writeComparison(res); err != nil {
+		return err
+	}
+	if !res.InSync {
+		return &exitError{code: exitDifferences, err: differencesFound{res}}
+	}
+	return nil
+}
+
+// requireTable checks that the table exists with the mapping's keys, as
+// migrate does before writing.
+func requireTable(ctx context.Context, client *dynamodb.Client, plan *mapping.Plan, configPath string) error {
+	state, err := sink.DescribeTable(ctx, client, plan.Table)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !state.Exists:
+		return fmt.Errorf("table %s does not exist; create it with: dynafold table create --config %s", plan.Table.Name, configPath)
+	case len(state.Differences) > 0:
+		return fmt.Errorf("table %s does not match the mapping:\n  - %s", plan.Table.Name, joinLines(state.Differences))
+	}
+	return nil
+}
+
+// writeComparison prints a report in the --output format; text is
+// coloured only on a terminal.
+func (a *app) writeComparison(r *verify.Report) error {
+	var err error
+	switch a.v.GetString("output") {
+	case "json":
+		err = r.WriteJSON(a.stdout)
+	case "markdown":
+		err = r.WriteMarkdown(a.stdout)
+	default:
+		err = r.WriteText(a.stdout, isTerminal(a.stdout))
+	}
+	if err != nil {
+		return fmt.Errorf("writing the %s report: %w", r.Command, err)
+	}
+	return nil
+}
+
+// differencesFound is exit 3; the report on stdout already says what.
+type differencesFound struct{ r *verify.Report }
+
+func (d differencesFound) Error() string {
+	t := d.r.Totals
+	return fmt.Sprintf("%s: %d differences (%d to create, %d to update, %d stale)", d.r.Command, t.Differences(), t.Create, t.Update, t.Stale)
+}
+
+func (d differencesFound) Is(target error) bool { return target == errReported }

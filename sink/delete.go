@@ -1,0 +1,85 @@
+package sink
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Deleter deletes items by key with BatchWriteItem DeleteRequests, for
+// `migrate --prune`. Like the writer it retries throttled requests and
+// unprocessed items itself, with capped backoff that stops on cancel.
+type Deleter struct {
+	api   BatchWriteAPI
+	table string
+	// backoff and sleep are replaceable so tests run without waiting.
+	backoff     Backoff
+	sleep       func(context.Context, time.Duration) error
+	maxAttempts int
+}
+
+// NewDeleter deletes from table.
+func NewDeleter(api BatchWriteAPI, table string) *Deleter {
+	return &Deleter{api: api, table: table, backoff: DefaultBackoff(), sleep: Sleep, maxAttempts: 12}
+}
+
+// Delete deletes every key (at most MaxBatchItems per request) and returns
+// once all are deleted, or the error that stopped it. Deleting a key that
+// is not there succeeds. It may be called concurrently.
+func (d *Deleter) Delete(ctx context.Context, keys []map[string]types.AttributeValue) error {
+	for len(keys) > 0 {
+		n := min(len(keys), MaxBatchItems)
+		if err := d.deleteBatch(ctx, keys[:n]); err != nil {
+			return err
+		}
+		keys = keys[n:]
+	}
+	return nil
+}
+
+func (d *Deleter) deleteBatch(ctx context.Context, keys []map[string]types.AttributeValue) error {
+	reqs := make([]types.WriteRequest, len(keys))
+	for i, k := range keys {
+		reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k}}
+	}
+	for attempt := 0; len(reqs) > 0; {
+		out, err := d.api.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
+			RequestItems: map[string][]types.WriteRequest{d.table: reqs},
+		}, noRetry)
+		progress := false
+		if err != nil {
+			switch classify(err) {
+			case classCanceled:
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return err
+			case classThrottle, classTransient:
+			default:
+				return fmt.Errorf("deleting from table %s: %w", d.table, err)
+			}
+		} else {
+			left := out.UnprocessedItems[d.table]
+			progress = len(left) < len(reqs)
+			reqs = left
+			if len(reqs) == 0 {
+				return nil
+			}
+		}
+		if progress {
+			attempt = 0
+		} else if attempt++; attempt >= d.maxAttempts {
+			if err != nil {
+				return fmt.Errorf("deleting from table %s: giving up after %d attempts: %w", d.table, attempt, err)
+			}
+			return fmt.Errorf("deleting from table %s: %d deletes still unprocessed after %d attempts", d.table, len(reqs), attempt)
+		}
+		if err := d.sleep(ctx, d.backoff.Delay(attempt)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,107 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynafold/dynafold/sink"
+)
+
+// maxAttempts bounds consecutive BatchGetItem attempts that return nothing
+// (every key unprocessed, or throttled after the SDK's own retries): about
+// a minute of backing off.
+const maxAttempts = 12
+
+// lookup reads a batch of expected items from the target with one
+// BatchGetItem (consistent reads, unprocessed keys sent again with
+// backoff) and classifies each.
+func (c *comparer) lookup(ctx context.Context, batch []lookupItem) error {
+	pending := make(map[string]*lookupItem, len(batch))
+	keys := make([]map[string]types.AttributeValue, 0, len(batch))
+	for i := range batch {
+		li := &batch[i]
+		pending[li.item.Key] = li
+		keys = append(keys, c.keys.key(li.item.Attrs))
+	}
+	attempt := 0
+	for len(keys) > 0 {
+		out, err := c.in.Target.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
+			RequestItems: map[string]types.KeysAndAttributes{c.table: {Keys: keys, ConsistentRead: aws.Bool(true)}},
+		})
+		if err != nil {
+			if !sink.Retryable(err) {
+				return fmt.Errorf("reading table %s: %w", c.table, err)
+			}
+			if attempt++; attempt >= maxAttempts {
+				return fmt.Errorf("reading table %s: giving up after %d attempts: %w", c.table, attempt, err)
+			}
+			if err := c.opts.Sleep(ctx, c.opts.Backoff.Delay(attempt)); err != nil {
+				return err
+			}
+			continue
+		}
+		got := out.Responses[c.table]
+		for _, item := range got {
+			k, ok := c.keys.text(item)
+			li := pending[k]
+			if !ok || li == nil {
+				continue
+			}
+			delete(pending, k)
+			c.classify(li, item)
+		}
+		left := out.UnprocessedKeys[c.table].Keys
+		progress := len(left) < len(keys)
+		if keys = left; len(keys) == 0 {
+			break
+		}
+		// Unprocessed keys mean the table or a partition is over its read
+		// capacity (or the response over 16 MB): back off, unless some
+		// keys got through.
+		if progress {
+			attempt = 0
+		} else if attempt++; attempt >= maxAttempts {
+			return fmt.Errorf("reading table %s: %d keys still unprocessed after %d attempts", c.table, len(keys), attempt)
+		}
+		if err := c.opts.Sleep(ctx, c.opts.Backoff.Delay(attempt)); err != nil {
+			return err
+		}
+	}
+	// What DynamoDB neither returned nor left unprocessed is not there.
+	for _, li := range pending {
+		c.missing(li)
+	}
+	return nil
+}
+
+// classify compares an expected item with the target's.
+func (c *comparer) classify(li *lookupItem, got map[string]types.AttributeValue) {
+	want := li.item.Attrs
+	if EqualItems(got, want) {
+		c.tally.found(ClassUnchanged, li.ent, nil)
+		return
+	}
+	var f *Finding
+	if k := c.keys.reportKey(want); c.tally.wants(ClassUpdate, k) {
+		f = c.finding(li, k, Diff(got, want))
+	}
+	c.tally.found(ClassUpdate, li.ent, f)
+}
+
+// missing records an expected item the target does not have.
+func (c *comparer) missing(li *lookupItem) {
+	var f *Finding
+	if k := c.keys.reportKey(li.item.Attrs); c.tally.wants(ClassCreate, k) {
+		f = c.finding(li, k, Diff(nil, li.item.Attrs))
+	}
+	c.tally.found(ClassCreate, li.ent, f)
+}
+
+func (c *comparer) finding(li *lookupItem, k Key, changes []Change) *Finding {
+	ep := c.in.Plan.Entities[li.ent]
+	return &Finding{Entity: ep.Name, Type: li.item.Type, Key: k, Changes: changes}
+}

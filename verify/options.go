@@ -1,0 +1,142 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynafold/dynafold/sink"
+)
+
+// Mode says what a comparison is for; it decides which phases run and how
+// the report words its result.
+type Mode string
+
+// The modes.
+const (
+	// ModeVerify checks a migrated table: every (sampled) item is looked up
+	// and touched collections are swept for stale items.
+	ModeVerify Mode = "verify"
+	// ModeDiff previews what migrate would change: the same work as verify,
+	// always over every row.
+	ModeDiff Mode = "diff"
+	// ModePrune deletes stale items after a migration: items are only
+	// rebuilt for their keys (no lookups), then touched collections are
+	// swept and stale items handed to Options.Delete.
+	ModePrune Mode = "prune"
+)
+
+// Deleter removes items from the target by key. Delete is called
+// concurrently by the sweep workers with at most 25 keys at a time; it
+// returns once every key is deleted, or an error that stops the run.
+type Deleter interface {
+	Delete(ctx context.Context, keys []map[string]types.AttributeValue) error
+}
+
+// Options tune a comparison. Zero values take the defaults noted.
+type Options struct {
+	Mode Mode
+	// Sample is the fraction of rows checked, in (0, 1] (default 1). Rows
+	// are chosen by a hash of their primary key and Seed, so the same seed
+	// checks the same rows every time. Only ModeVerify samples.
+	Sample float64
+	Seed   uint64
+	// Examples is how many findings of each class (create, update, stale)
+	// the report lists with their attributes (default 10; -1 lists none).
+	Examples int
+	// Readers is how many shards are read at once (default 4);
+	// ShardsPerEntity how many key ranges an entity is split into (default
+	// 2×Readers); PageSize the rows per keyset page (default 2000).
+	Readers         int
+	ShardsPerEntity int
+	PageSize        int
+	// Lookups is how many BatchGetItem or Query requests are in flight
+	// (default 8).
+	Lookups int
+	// SpillBytes is how many bytes of keys each key sorter holds in memory
+	// before it writes a sorted run to a temporary file (default 64 MiB).
+	SpillBytes int
+	// TempDir holds the spilled runs (default os.TempDir()).
+	TempDir string
+	// Delete removes stale items; required in ModePrune, unused otherwise.
+	Delete Deleter
+	// Source names the source in the report (a DSN's redacted identity).
+	Source string
+	Logger *slog.Logger
+	// Backoff and Sleep pace retries of unprocessed keys; tests replace them.
+	Backoff *sink.Backoff
+	Sleep   func(context.Context, time.Duration) error
+}
+
+// Defaults, sized so that a run holds a few megabytes besides the spill
+// budget: Readers partial batches, 2×Lookups batches of 100 items in
+// flight, and Lookups collections of at most chunkKeys keys.
+const (
+	defaultExamples   = 10
+	defaultReaders    = 4
+	defaultPageSize   = 2000
+	defaultLookups    = 8
+	defaultSpillBytes = 64 << 20
+)
+
+func (o *Options) defaults() {
+	if o.Mode == "" {
+		o.Mode = ModeVerify
+	}
+	if o.Sample <= 0 || o.Mode != ModeVerify {
+		o.Sample = 1
+	}
+	if o.Examples == 0 {
+		o.Examples = defaultExamples
+	}
+	if o.Examples < 0 {
+		o.Examples = 0
+	}
+	if o.Readers <= 0 {
+		o.Readers = defaultReaders
+	}
+	if o.ShardsPerEntity <= 0 {
+		o.ShardsPerEntity = 2 * o.Readers
+	}
+	if o.PageSize <= 0 {
+		o.PageSize = defaultPageSize
+	}
+	if o.Lookups <= 0 {
+		o.Lookups = defaultLookups
+	}
+	if o.SpillBytes <= 0 {
+		o.SpillBytes = defaultSpillBytes
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Backoff == nil {
+		b := sink.DefaultBackoff()
+		o.Backoff = &b
+	}
+	if o.Sleep == nil {
+		o.Sleep = sink.Sleep
+	}
+}
+
+// Validate checks options given by the user; its messages name the flag.
+func (o Options) Validate() error {
+	switch o.Mode {
+	case "", ModeVerify, ModeDiff, ModePrune:
+	default:
+		return fmt.Errorf("unknown mode %q", o.Mode)
+	}
+	if o.Sample < 0 || o.Sample > 1 {
+		return fmt.Errorf("--sample must be a fraction in (0, 1], not %g", o.Sample)
+	}
+	if o.Mode == ModePrune && o.Delete == nil {
+		return fmt.Errorf("prune needs a deleter")
+	}
+	if o.Readers < 0 || o.Lookups < 0 || o.PageSize < 0 {
+		return fmt.Errorf("--concurrency, --lookups and --page-size must be at least 1")
+	}
+	return nil
+}

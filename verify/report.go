@@ -1,0 +1,135 @@
+package verify
+
+// SchemaVersion is the version of the report's JSON schema. It changes
+// only when a field is removed or changes meaning; new fields may appear
+// within a version. docs/verify.md documents every field.
+const SchemaVersion = 1
+
+// Report is the result of a comparison: counts per entity, up to
+// Options.Examples findings of each class with their attribute changes,
+// and the rows that cannot become items.
+type Report struct {
+	SchemaVersion int `json:"schema_version"`
+	// Command is verify, diff or prune.
+	Command Mode   `json:"command"`
+	Table   string `json:"table"`
+	// KeySchema names the table's key attributes, to read Key.
+	KeySchema KeySchema `json:"key_schema"`
+	Source    string    `json:"source,omitempty"`
+	Snapshot  string    `json:"snapshot,omitempty"`
+	// InSync is true when nothing is to create, update or delete as stale.
+	InSync bool `json:"in_sync"`
+	// Sample is set when verify checked a sample of the rows.
+	Sample *Sample `json:"sample,omitempty"`
+	// Totals adds up Entities.
+	Totals   Counts         `json:"totals"`
+	Entities []EntityCounts `json:"entities"`
+	// CollectionsSwept is how many touched item collections were queried
+	// for stale items.
+	CollectionsSwept int64 `json:"collections_swept"`
+	// Deleted is how many stale items prune deleted.
+	Deleted int64 `json:"deleted"`
+	// DuplicateKeys is how many items share their key with an earlier one
+	// (migrate would reject them as collisions).
+	DuplicateKeys int64    `json:"duplicate_keys"`
+	Examples      Examples `json:"examples"`
+	// RowErrors lists the first rows (by entity and key) that cannot
+	// become items; Totals.RowErrors counts them all.
+	RowErrors []RowError `json:"row_errors"`
+	Seconds   float64    `json:"seconds"`
+}
+
+// KeySchema is the table's key, and the type attribute that marks items
+// as the mapping's.
+type KeySchema struct {
+	PK            KeyAttribute  `json:"pk"`
+	SK            *KeyAttribute `json:"sk,omitempty"`
+	TypeAttribute string        `json:"type_attribute,omitempty"`
+}
+
+// KeyAttribute is a key attribute's name and type (S, N or B).
+type KeyAttribute struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+// Sample says which rows verify checked.
+type Sample struct {
+	Fraction float64 `json:"fraction"`
+	Seed     uint64  `json:"seed"`
+}
+
+// Counts are what a comparison found, for one entity or in total.
+type Counts struct {
+	// RowsSeen is every source row read; RowsSampled those checked (all of
+	// them unless sampling).
+	RowsSeen    int64 `json:"rows_seen"`
+	RowsSampled int64 `json:"rows_sampled"`
+	// RowErrors are rows that cannot become items (migrate would reject
+	// them or stop); they are neither checked nor counted below.
+	RowErrors int64 `json:"row_errors"`
+	// Items is the items built from the sampled rows and looked up:
+	// Create + Update + Unchanged (0 for prune, which looks nothing up).
+	Items     int64 `json:"items_checked"`
+	Create    int64 `json:"create"`
+	Update    int64 `json:"update"`
+	Unchanged int64 `json:"unchanged"`
+	// Stale items are in a touched collection, look like the mapping's and
+	// are produced by no row.
+	Stale int64 `json:"stale"`
+}
+
+// Differences is how many items differ: create, update and stale.
+func (c Counts) Differences() int64 { return c.Create + c.Update + c.Stale }
+
+func (c *Counts) add(o Counts) {
+	c.RowsSeen += o.RowsSeen
+	c.RowsSampled += o.RowsSampled
+	c.RowErrors += o.RowErrors
+	c.Items += o.Items
+	c.Create += o.Create
+	c.Update += o.Update
+	c.Unchanged += o.Unchanged
+	c.Stale += o.Stale
+}
+
+// EntityCounts are one entity's counts.
+type EntityCounts struct {
+	Entity string `json:"entity"`
+	Counts
+}
+
+// Examples are up to Options.Examples findings of each class, ordered by
+// key.
+type Examples struct {
+	Create []Finding `json:"create"`
+	Update []Finding `json:"update"`
+	Stale  []Finding `json:"stale"`
+}
+
+// Finding is one item that differs. Changes say what writing the source's
+// item would do: for create every attribute is added, for stale every
+// attribute is removed (the item would be deleted), for update only the
+// attributes that differ are listed.
+type Finding struct {
+	Entity  string   `json:"entity"`
+	Type    string   `json:"type,omitempty"`
+	Key     Key      `json:"key"`
+	Changes []Change `json:"changes"`
+}
+
+// RowError is a source row that cannot become an item.
+type RowError struct {
+	Entity    string `json:"entity"`
+	SourceKey string `json:"source_key"`
+	Attribute string `json:"attribute,omitempty"`
+	Reason    string `json:"reason"`
+}
+
+// The finding classes, as the report names them.
+const (
+	ClassCreate    = "create"
+	ClassUpdate    = "update"
+	ClassUnchanged = "unchanged"
+	ClassStale     = "stale"
+)

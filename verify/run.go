@@ -1,0 +1,120 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/source"
+)
+
+// TargetAPI is the part of the DynamoDB client the comparer reads with;
+// tests substitute fakes that drop keys or fail.
+type TargetAPI interface {
+	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
+	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+}
+
+// Input is what a comparison reads: the compiled mapping, a snapshot of
+// the source and the target table.
+type Input struct {
+	Plan     *mapping.Plan
+	Snapshot source.Snapshot
+	Target   TargetAPI
+}
+
+// comparer is one comparison's state.
+type comparer struct {
+	in     Input
+	opts   Options
+	table  string
+	keys   keySchema
+	owners *owners
+	sample sampler
+	tally  *tally
+	// expected holds the key of every item the source makes; touched the
+	// partition keys of the sampled rows' items (nil when every row is
+	// checked: then every expected partition key is touched).
+	expected *sorter
+	touched  *sorter
+	// swept counts collections queried, deleted stale items deleted.
+	swept, deleted atomic.Int64
+}
+
+// Run compares the source with the target as opts.Mode says and returns
+// the report. In ModePrune stale items are deleted through opts.Delete as
+// they are found; when a prune fails part way, the report returned with the
+// error counts what was deleted.
+func Run(ctx context.Context, in Input, opts Options) (*Report, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts.defaults()
+	start := time.Now()
+	c := &comparer{
+		in:       in,
+		opts:     opts,
+		table:    in.Plan.Table.Name,
+		keys:     newKeySchema(in.Plan.Table),
+		owners:   newOwners(in.Plan),
+		sample:   newSampler(opts.Sample, opts.Seed),
+		tally:    newTally(in.Plan, opts.Examples),
+		expected: newSorter(opts.TempDir, "expected", opts.SpillBytes),
+	}
+	if !c.sample.all {
+		c.touched = newSorter(opts.TempDir, "touched", opts.SpillBytes)
+		defer c.touched.close()
+	}
+	defer c.expected.close()
+
+	if err := c.check(ctx); err != nil {
+		return nil, err
+	}
+	if n := c.tally.rowErrorCount(); opts.Mode == ModePrune && n > 0 {
+		return nil, fmt.Errorf("not pruning: %d source rows cannot become items, so their items in the table would look stale", n)
+	}
+	opts.Logger.Debug("checked items; sweeping touched collections", "mode", opts.Mode, "spilled_keys", c.expected.spilled)
+	err := c.sweep(ctx)
+	rep := c.report(time.Since(start))
+	if err != nil {
+		if opts.Mode == ModePrune {
+			return rep, err
+		}
+		return nil, err
+	}
+	return rep, nil
+}
+
+func (c *comparer) report(took time.Duration) *Report {
+	t := c.in.Plan.Table
+	r := &Report{
+		SchemaVersion:    SchemaVersion,
+		Command:          c.opts.Mode,
+		Table:            t.Name,
+		KeySchema:        KeySchema{PK: KeyAttribute{Name: t.PK.Name, Type: string(t.PK.Type)}, TypeAttribute: t.TypeAttribute},
+		Source:           c.opts.Source,
+		CollectionsSwept: c.swept.Load(),
+		Deleted:          c.deleted.Load(),
+		Seconds:          took.Seconds(),
+	}
+	if t.SK != nil {
+		r.KeySchema.SK = &KeyAttribute{Name: t.SK.Name, Type: string(t.SK.Type)}
+	}
+	if c.in.Snapshot != nil {
+		r.Snapshot = c.in.Snapshot.Info().Note
+	}
+	if !c.sample.all {
+		r.Sample = &Sample{Fraction: c.opts.Sample, Seed: c.opts.Seed}
+	}
+	c.tally.fill(r)
+	r.InSync = r.Totals.Differences() == 0
+	if c.opts.Mode == ModePrune {
+		// Prune deletes what it finds: the table is in sync when it ends.
+		r.InSync = r.Totals.Stale == r.Deleted
+	}
+	return r
+}
