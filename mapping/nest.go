@@ -155,7 +155,7 @@ func (c *entityCompiler) nestQuery(path string, np *NestPlan, spec *NestSpec, pa
 			c.errs.add(path+".on."+on.Key, "%s", c.unknown(child, on.Key))
 			return nil
 		}
-		isKey := false
+		isKey := c.static // without the schema the parent's key is not known yet
 		for _, k := range parent.Key {
 			isKey = isKey || k == on.Value
 		}
@@ -167,7 +167,7 @@ func (c *entityCompiler) nestQuery(path string, np *NestPlan, spec *NestSpec, pa
 		childKey = append(childKey, on.Key)
 		join.On = append(join.On, source.JoinOn{Column: on.Key, RefAlias: "", RefColumn: on.Value})
 	}
-	if len(paired) != len(parent.Key) {
+	if !c.static && len(paired) != len(parent.Key) {
 		c.errs.add(path+".on", "pair every primary-key column of %s (%s) with a child column", c.name, strings.Join(parent.Key, ", "))
 		return nil
 	}
