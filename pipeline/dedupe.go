@@ -65,6 +65,7 @@ func (d *dedupe) filter(ctx context.Context, items []mapping.Item, out chan<- []
 
 // hold keeps an item whose key may be a duplicate until it is settled.
 func (d *dedupe) hold(ctx context.Context, it *mapping.Item, out chan<- []*mapping.Item) error {
+	it.Origin.(*ticket).releaseWeight()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.held[it.Key] = append(d.held[it.Key], it)

@@ -14,6 +14,11 @@ import (
 // puts about 400 a second on each.
 const spreadKeys = 256
 
+// windowBytes bounds the items held, by size, so that large items (nested
+// aggregates of tens of kilobytes) cannot fill memory before the item
+// count bound is reached.
+const windowBytes = 32 << 20
+
 // interleave groups items into batches so that consecutive batches spread
 // over many partition keys. Rows arrive in source-key order, which often
 // means one item collection after another; written in that order, a large
@@ -38,7 +43,7 @@ func interleave(ctx context.Context, in <-chan []*mapping.Item, out chan<- []*ma
 	idle := time.NewTimer(time.Hour)
 	defer idle.Stop()
 	for {
-		if q.n >= window || (len(q.byKey) >= spreadKeys && q.n >= sink.MaxBatchItems) {
+		if q.n >= window || q.bytes >= windowBytes || (len(q.byKey) >= spreadKeys && q.n >= sink.MaxBatchItems) {
 			if !emit() {
 				return nil
 			}
@@ -83,6 +88,7 @@ type keyQueues struct {
 	fifo  []*keyQueue
 	head  int
 	n     int
+	bytes int
 }
 
 type keyQueue struct {
@@ -102,6 +108,7 @@ func (q *keyQueues) push(it *mapping.Item) {
 	}
 	kq.items = append(kq.items, it)
 	q.n++
+	q.bytes += it.Size
 }
 
 // take removes up to n items, one per partition key in turn; a key comes
@@ -113,6 +120,7 @@ func (q *keyQueues) take(n int) []*mapping.Item {
 		q.fifo[q.head] = nil
 		q.head++
 		batch = append(batch, kq.items[0])
+		q.bytes -= kq.items[0].Size
 		kq.items[0] = nil
 		kq.items = kq.items[1:]
 		q.n--

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/dynafold/dynafold/checkpoint"
 	"github.com/dynafold/dynafold/mapping"
@@ -42,6 +43,10 @@ type Options struct {
 	Window int
 	// DedupeBytes sizes the duplicate-key filter (default 64 MiB).
 	DedupeBytes int
+	// MaxInFlight bounds the source rows, nested child rows included, read
+	// but not yet fully acknowledged (default 25,000): the bound on memory
+	// when rows carry thousands of nested rows each.
+	MaxInFlight int64
 	// MaxRejects stops the run once more rows than this were skipped or
 	// rejected (default: no limit; 0 means none allowed only when
 	// MaxRejectsSet).
@@ -82,6 +87,9 @@ func (o *Options) defaults() {
 	}
 	if o.DedupeBytes <= 0 {
 		o.DedupeBytes = 64 << 20
+	}
+	if o.MaxInFlight <= 0 {
+		o.MaxInFlight = 25_000
 	}
 	if o.Grace <= 0 {
 		o.Grace = 5 * time.Second
@@ -128,6 +136,9 @@ type run struct {
 	policy   *policy
 	dedupe   *dedupe
 	started  time.Time
+	// inFlight weighs rows between read and acknowledgement (see
+	// Options.MaxInFlight).
+	inFlight *semaphore.Weighted
 
 	interrupted atomic.Bool
 	// writerErr is an error policy's verdict raised inside a sink callback,
@@ -146,7 +157,7 @@ type entityRun struct {
 // where the run got as far as reading.
 func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 	opts.defaults()
-	r := &run{job: job, opts: opts, entities: map[string]*entityRun{}, started: time.Now()}
+	r := &run{job: job, opts: opts, entities: map[string]*entityRun{}, started: time.Now(), inFlight: semaphore.NewWeighted(opts.MaxInFlight)}
 	for _, ep := range job.Plan.Entities {
 		er := &entityRun{plan: ep, stats: newEntityStats()}
 		r.entities[ep.Name] = er
@@ -334,7 +345,7 @@ func (r *run) reader(ctx context.Context, out chan<- []*ticket) error {
 }
 
 func (r *run) readShard(ctx context.Context, er *entityRun, shard *checkpoint.Shard, out chan<- []*ticket) error {
-	tr := newTracker(shard, r.job.Store)
+	tr := newTracker(shard, r.job.Store, r.inFlight)
 	nkey := len(er.plan.Query.Key)
 	er.stats.begin()
 	chunk := make([]*ticket, 0, chunkRows)
@@ -356,7 +367,22 @@ func (r *run) readShard(ctx context.Context, er *entityRun, shard *checkpoint.Sh
 		er.stats.readRetries.Add(1)
 	}}
 	err := ReadRetrying(ctx, r.job.Snapshot, er.plan, shard.Range, shard.After, r.opts.PageSize, retry, func(row value.Row, nested [][]value.Row) error {
-		chunk = append(chunk, tr.add(er, row, nested, nkey))
+		weight := int64(1)
+		for _, n := range nested {
+			weight += int64(len(n))
+		}
+		weight = min(weight, r.opts.MaxInFlight) // a row bigger than the budget still goes, alone
+		if !r.inFlight.TryAcquire(weight) {
+			// Send what is read before waiting, or the wait could be on
+			// rows still sitting in this chunk.
+			if err := flush(); err != nil {
+				return err
+			}
+			if err := r.inFlight.Acquire(ctx, weight); err != nil {
+				return err
+			}
+		}
+		chunk = append(chunk, tr.add(er, row, nested, nkey, weight))
 		if len(chunk) == chunkRows {
 			return flush()
 		}
@@ -386,6 +412,7 @@ func (r *run) builder(ctx context.Context, in <-chan []*ticket, out chan<- []*ma
 			start := len(slab)
 			var err error
 			slab, err = tk.ent.plan.BuildNested(tk.row, tk.nested, slab, arena)
+			tk.nested = nil // built: the items hold what is needed
 			if err != nil {
 				if perr := r.reject(tk, err); perr != nil {
 					return perr

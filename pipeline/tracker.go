@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/dynafold/dynafold/checkpoint"
 	"github.com/dynafold/dynafold/value"
 )
@@ -16,6 +18,7 @@ type tracker struct {
 	mu       sync.Mutex
 	shard    *checkpoint.Shard
 	store    checkpoint.Store
+	inFlight *semaphore.Weighted
 	queue    []*ticket // rows in read order not yet passed by the position
 	head     int
 	readDone bool
@@ -23,8 +26,8 @@ type tracker struct {
 	done chan struct{}
 }
 
-func newTracker(s *checkpoint.Shard, store checkpoint.Store) *tracker {
-	return &tracker{shard: s, store: store, done: make(chan struct{})}
+func newTracker(s *checkpoint.Shard, store checkpoint.Store, inFlight *semaphore.Weighted) *tracker {
+	return &tracker{shard: s, store: store, inFlight: inFlight, done: make(chan struct{})}
 }
 
 // ticket is one source row in flight. pending counts its unacknowledged
@@ -39,14 +42,16 @@ type ticket struct {
 	key     []value.Value
 	pending atomic.Int32
 	items   int32
+	weight  atomic.Int64 // held on the in-flight budget until the row completes
 	// rejected marks a row that went to the error policy.
 	rejected bool
 	complete bool // guarded by tr.mu
 }
 
 // add registers a row just read; called by the shard's reader in key order.
-func (t *tracker) add(ent *entityRun, row value.Row, nested [][]value.Row, nkey int) *ticket {
+func (t *tracker) add(ent *entityRun, row value.Row, nested [][]value.Row, nkey int, weight int64) *ticket {
 	tk := &ticket{tr: t, ent: ent, row: row, nested: nested, key: row[:nkey:nkey]}
+	tk.weight.Store(weight)
 	tk.pending.Store(1)
 	t.mu.Lock()
 	t.queue = append(t.queue, tk)
@@ -69,10 +74,21 @@ func (t *tracker) finishRead() {
 func (tk *ticket) release() {
 	if tk.pending.Add(-1) == 0 {
 		t := tk.tr
+		tk.releaseWeight()
 		t.mu.Lock()
 		tk.complete = true
 		t.advanceLocked()
 		t.mu.Unlock()
+	}
+}
+
+// releaseWeight gives the row's share of the in-flight budget back, once:
+// when the row completes, or earlier when one of its items is held for
+// duplicate settling, so that held rows never starve the readers that the
+// settling waits for.
+func (tk *ticket) releaseWeight() {
+	if w := tk.weight.Swap(0); w > 0 && tk.tr.inFlight != nil {
+		tk.tr.inFlight.Release(w)
 	}
 }
 

@@ -25,7 +25,7 @@ func TestTrackerMovesOnlyPastFullyAcknowledgedRows(t *testing.T) {
 		require.NoError(t, err)
 		shards, err := store.Plan(t.Context(), "e", func() ([]source.Range, error) { return []source.Range{source.Full}, nil })
 		require.NoError(t, err)
-		tr := newTracker(shards[0], store)
+		tr := newTracker(shards[0], store, nil)
 		er := &entityRun{stats: newEntityStats()}
 
 		const rows = 200
@@ -34,7 +34,7 @@ func TestTrackerMovesOnlyPastFullyAcknowledgedRows(t *testing.T) {
 		var acks []pend
 		itemsOf := make([]int, rows)
 		for r := 0; r < rows; r++ {
-			tk := tr.add(er, value.Row{value.IntValue(int64(r))}, nil, 1)
+			tk := tr.add(er, value.Row{value.IntValue(int64(r))}, nil, 1, 0)
 			n := rng.IntN(4) // rows with 0 items complete as soon as built
 			itemsOf[r] = n
 			tk.items = int32(n)

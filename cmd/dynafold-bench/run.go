@@ -21,6 +21,7 @@ type options struct {
 	pgDSN        string
 	sizes        []int
 	dynalite     int
+	alleycat     int
 	budgetItems  int
 	budgetWCU    int
 	partitionWCU int
@@ -71,6 +72,7 @@ func runCommand() *cobra.Command {
 	f.StringVar(&o.pgDSN, "pg-dsn", os.Getenv("DYNAFOLD_TEST_PG_DSN"), "PostgreSQL server DSN")
 	f.StringVar(&sizes, "sizes", "1000000,5000000", "dataset sizes in items for the no-op runs; the first is also used for the ceiling")
 	f.IntVar(&o.dynalite, "dynalite-items", 1_000_000, "items to migrate into dynalite (0 to skip)")
+	f.IntVar(&o.alleycat, "alleycat-readings", 1_000_000, "per-second readings of the scaled Alleycat example (0 to skip)")
 	f.IntVar(&o.budgetItems, "budget-items", 100_000, "items for the provisioned-budget run (0 to skip)")
 	f.IntVar(&o.budgetWCU, "budget-wcu", 5000, "simulated provisioned write capacity")
 	f.IntVar(&o.partitionWCU, "partition-wcu", 1000, "simulated per-partition-key limit")
@@ -137,6 +139,13 @@ func run(ctx context.Context, o options) error {
 		res.Ratio = dynafoldRate / ceilingRate
 	}
 
+	if o.alleycat > 0 {
+		sc, err := alleycatRun(ctx, o, work, dynafold, noop.URL)
+		if err != nil {
+			return err
+		}
+		res.Scenarios = append(res.Scenarios, *sc)
+	}
 	if o.dynalite > 0 {
 		sc, err := dynaliteRun(ctx, o, work, dynafold, config)
 		if err != nil {
