@@ -27,6 +27,10 @@ type Schema struct {
 type Options struct {
 	// Vars override the file's vars: (from --var NAME=VALUE).
 	Vars map[string]string
+	// RequireVars makes an unbound ${var.NAME} an error even without the
+	// schema: set by commands that will read the source. (With the schema
+	// it is always an error.)
+	RequireVars bool
 }
 
 // Compile validates cfg against the source schema and builds the Plan.
@@ -51,15 +55,16 @@ func Compile(cfg *Config, schema *Schema, opts Options) (*Plan, error) {
 			continue
 		}
 		c := &entityCompiler{
-			name:   e.Key,
-			path:   "entities." + e.Key,
-			spec:   e.Value,
-			plan:   p,
-			schema: schema,
-			static: schema == nil,
-			errs:   &errs,
-			index:  map[ColumnName]int{},
-			joins:  map[string]*source.Table{},
+			name:        e.Key,
+			path:        "entities." + e.Key,
+			spec:        e.Value,
+			plan:        p,
+			schema:      schema,
+			static:      schema == nil,
+			requireVars: opts.RequireVars,
+			errs:        &errs,
+			index:       map[ColumnName]int{},
+			joins:       map[string]*source.Table{},
 		}
 		if ep := c.compile(cfg.Defaults); ep != nil {
 			p.Entities = append(p.Entities, ep)
@@ -128,8 +133,9 @@ type entityCompiler struct {
 	schema *Schema
 	// static is set when there is no schema: tables and columns are
 	// assumed to exist and their kinds are unknown (value.Null).
-	static bool
-	errs   *Errors
+	static      bool
+	requireVars bool
+	errs        *Errors
 
 	base  *source.Table
 	joins map[string]*source.Table
@@ -399,10 +405,12 @@ func (c *entityCompiler) compileWhere(q *source.Query) {
 		}
 		name = strings.TrimPrefix(name, "var.")
 		val, ok := c.plan.Vars[name]
-		if !ok {
+		if !ok && (!c.static || c.requireVars) {
 			c.errs.add(path, "uses ${var.%s} but it has no value; pass --var %s=VALUE or set vars.%s", name, name, name)
 			return
 		}
+		// Without the source (table create, patterns, dump) no row is
+		// read, so an unbound variable is only checked when reading.
 		q.Where = append(q.Where, source.WherePart{Arg: &val})
 		w = w[i+end+1:]
 	}

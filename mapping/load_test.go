@@ -23,7 +23,7 @@ func TestBrokenMappings(t *testing.T) {
 			require.NoError(t, err)
 			cfg, err := Load(f)
 			if err == nil {
-				_, err = Compile(cfg, nil, Options{})
+				_, err = Compile(cfg, nil, Options{RequireVars: true})
 			}
 			require.Error(t, err)
 			var errs Errors

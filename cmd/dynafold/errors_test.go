@@ -22,7 +22,12 @@ func TestBrokenMappingsExitTwo(t *testing.T) {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".yaml"), func(t *testing.T) {
 			want, err := os.ReadFile(strings.TrimSuffix(f, ".yaml") + ".err")
 			require.NoError(t, err)
-			for _, cmd := range [][]string{{"table", "create"}, {"migrate"}} {
+			cmds := [][]string{{"table", "create"}, {"migrate"}}
+			if strings.Contains(f, "unbound-var") {
+				// Variables bind source filters; table create reads no source.
+				cmds = cmds[1:]
+			}
+			for _, cmd := range cmds {
 				// No endpoint or database is reachable at these addresses:
 				// a mapping error must be reported before any connection.
 				r := clitest.Run(t, "", nil, append(cmd, "--config", f, "--endpoint", "http://127.0.0.1:1", "--source-dsn", "postgres://x@127.0.0.1:1/x")...)

@@ -53,7 +53,7 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	rep := a.newReport("migrate")
 	defer func() { err = a.finishReport(rep, err) }()
 
-	l, err := a.load()
+	l, err := a.loadForSource()
 	if err != nil {
 		return err
 	}
@@ -77,15 +77,9 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	if err != nil {
 		return err
 	}
-	state, err := sink.DescribeTable(ctx, client, plan.Table)
+	state, err := requireTable(ctx, client, plan.Table, l.path)
 	if err != nil {
 		return err
-	}
-	switch {
-	case !state.Exists:
-		return fmt.Errorf("table %s does not exist; create it with: dynafold table create --config %s", plan.Table.Name, l.path)
-	case len(state.Differences) > 0:
-		return fmt.Errorf("table %s does not match the mapping:\n  - %s", plan.Table.Name, joinLines(state.Differences))
 	}
 	maxWCU := a.v.GetFloat64("max-wcu")
 	if maxWCU <= 0 && state.ProvisionedWrite > 0 {

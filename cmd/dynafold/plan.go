@@ -118,7 +118,7 @@ func (a *app) runPlan(cmd *cobra.Command, _ []string) (err error) {
 	if err != nil {
 		return err
 	}
-	l, err := a.load()
+	l, err := a.loadForSource()
 	if err != nil {
 		return a.planMappingErrors(rep, "", err)
 	}

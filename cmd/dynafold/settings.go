@@ -29,8 +29,14 @@ type loaded struct {
 
 // load reads the mapping file named by --config and applies --table,
 // --endpoint, --region, --source-dsn (and their DYNAFOLD_* variables) and
-// --var. A problem is exit 2.
-func (a *app) load() (*loaded, error) {
+// --var. A problem is exit 2. Commands that read the source call
+// loadForSource, which also requires every ${var.NAME} to be bound.
+func (a *app) load() (*loaded, error) { return a.loadWith(false) }
+
+// loadForSource is load for commands that read the source.
+func (a *app) loadForSource() (*loaded, error) { return a.loadWith(true) }
+
+func (a *app) loadWith(requireVars bool) (*loaded, error) {
 	path := a.v.GetString("config")
 	if path == "" {
 		return nil, usageError(errors.New("--config is required: the mapping file"))
@@ -63,7 +69,7 @@ func (a *app) load() (*loaded, error) {
 		}
 		vars[k] = v
 	}
-	static, err := mapping.Compile(cfg, nil, mapping.Options{Vars: vars})
+	static, err := mapping.Compile(cfg, nil, mapping.Options{Vars: vars, RequireVars: requireVars})
 	if err != nil {
 		return nil, fmt.Errorf("%s:\n%w", path, err)
 	}
@@ -143,4 +149,21 @@ func (a *app) connect(ctx context.Context, l *loaded, maxConns int) (source.Sour
 // dynamo builds the DynamoDB client for the mapping's target.
 func (a *app) dynamo(ctx context.Context, l *loaded, conns int) (*dynamodb.Client, error) {
 	return sink.NewClient(ctx, sink.ClientOptions{Region: l.cfg.Target.Region, Endpoint: l.cfg.Target.Endpoint, MaxConns: conns})
+}
+
+// requireTable checks that the target table exists with the mapping's keys
+// and indexes, before anything reads or writes it, and returns what
+// DescribeTable said (migrate paces to its provisioned capacity).
+func requireTable(ctx context.Context, client sink.TableAPI, t *mapping.TableSchema, configPath string) (*sink.TableState, error) {
+	state, err := sink.DescribeTable(ctx, client, t)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case !state.Exists:
+		return nil, fmt.Errorf("table %s does not exist; create it with: dynafold table create --config %s", t.Name, configPath)
+	case len(state.Differences) > 0:
+		return nil, fmt.Errorf("table %s does not match the mapping:\n  - %s", t.Name, joinLines(state.Differences))
+	}
+	return state, nil
 }

@@ -5,12 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/dynafold/dynafold/mapping"
-	"github.com/dynafold/dynafold/sink"
 	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/verify"
 )
@@ -115,7 +112,7 @@ func (a *app) runCompare(cmd *cobra.Command, mode verify.Mode, command string) (
 	if err != nil {
 		return err
 	}
-	l, err := a.load()
+	l, err := a.loadForSource()
 	if err != nil {
 		return err
 	}
@@ -134,7 +131,7 @@ func (a *app) runCompare(cmd *cobra.Command, mode verify.Mode, command string) (
 	if err != nil {
 		return err
 	}
-	if err := requireTable(ctx, client, plan, l.path); err != nil {
+	if _, err := requireTable(ctx, client, plan.Table, l.path); err != nil {
 		return err
 	}
 	snap, err := src.Snapshot(ctx, source.SnapshotOptions{Readers: opts.Readers})
@@ -155,22 +152,6 @@ func (a *app) runCompare(cmd *cobra.Command, mode verify.Mode, command string) (
 	}
 	if !res.InSync {
 		return &exitError{code: exitDifferences, err: differencesFound{res}}
-	}
-	return nil
-}
-
-// requireTable checks that the table exists with the mapping's keys, as
-// migrate does before writing.
-func requireTable(ctx context.Context, client *dynamodb.Client, plan *mapping.Plan, configPath string) error {
-	state, err := sink.DescribeTable(ctx, client, plan.Table)
-	if err != nil {
-		return err
-	}
-	switch {
-	case !state.Exists:
-		return fmt.Errorf("table %s does not exist; create it with: dynafold table create --config %s", plan.Table.Name, configPath)
-	case len(state.Differences) > 0:
-		return fmt.Errorf("table %s does not match the mapping:\n  - %s", plan.Table.Name, joinLines(state.Differences))
 	}
 	return nil
 }
