@@ -209,13 +209,24 @@ func (b *builder) filters(q *Query, r Range, after []value.Value, conv func(valu
 	}
 }
 
-// keyset writes "key > after". PostgreSQL compares row values with an
-// index; for MySQL the expanded form (a > x OR (a = x AND b > y)) is used
-// because its optimizer turns that into a range scan on the first column.
-// An after shorter than the key compares only that prefix: it resumes
-// after every row whose key starts with it.
+// keyset writes "key > after". An after shorter than the key compares
+// only that prefix: it resumes after every row whose key starts with it.
 func (b *builder) keyset(q *Query, after []value.Value, conv func(value.Value) any) {
-	n := min(len(after), len(q.Key))
+	b.compareKey(q, after, ">", ">", conv)
+}
+
+// upTo writes "key prefix <= through".
+func (b *builder) upTo(q *Query, through []value.Value, conv func(value.Value) any) {
+	b.compareKey(q, through, "<", "<=", conv)
+}
+
+// compareKey compares the key (or its prefix as long as vals) with vals in
+// key order: op on every column but the last, last on the last.
+// PostgreSQL compares row values with an index; for MySQL the expanded form
+// (a op x OR (a = x AND b last y)) is used because its optimizer turns that
+// into a range scan on the first column.
+func (b *builder) compareKey(q *Query, vals []value.Value, op, last string, conv func(value.Value) any) {
+	n := min(len(vals), len(q.Key))
 	if n == 1 || b.d.RowCompare() {
 		b.sb.WriteString("(")
 		for i := 0; i < n; i++ {
@@ -224,12 +235,12 @@ func (b *builder) keyset(q *Query, after []value.Value, conv func(value.Value) a
 			}
 			b.keyCol(q, i)
 		}
-		b.sb.WriteString(") > (")
+		b.sb.WriteString(") " + last + " (")
 		for i := 0; i < n; i++ {
 			if i > 0 {
 				b.sb.WriteString(", ")
 			}
-			b.bind(conv(after[i]))
+			b.bind(conv(vals[i]))
 		}
 		b.sb.WriteString(")")
 		return
@@ -243,12 +254,16 @@ func (b *builder) keyset(q *Query, after []value.Value, conv func(value.Value) a
 		for j := 0; j < i; j++ {
 			b.keyCol(q, j)
 			b.sb.WriteString(" = ")
-			b.bind(conv(after[j]))
+			b.bind(conv(vals[j]))
 			b.sb.WriteString(" AND ")
 		}
 		b.keyCol(q, i)
-		b.sb.WriteString(" > ")
-		b.bind(conv(after[i]))
+		if i == n-1 {
+			b.sb.WriteString(" " + last + " ")
+		} else {
+			b.sb.WriteString(" " + op + " ")
+		}
+		b.bind(conv(vals[i]))
 		b.sb.WriteString(")")
 	}
 	b.sb.WriteString(")")
@@ -347,50 +362,4 @@ func RangeSQL(d Dialect, q *Query, r Range, after, through []value.Value, conv f
 	b.filters(q, r, after, conv, func() { b.upTo(q, through, conv) })
 	b.orderBy(q, false)
 	return Statement{SQL: b.sb.String(), Args: b.args}
-}
-
-// upTo writes "key prefix <= through", expanded like keyset.
-func (b *builder) upTo(q *Query, through []value.Value, conv func(value.Value) any) {
-	n := min(len(through), len(q.Key))
-	if b.d.RowCompare() {
-		b.sb.WriteString("(")
-		for i := 0; i < n; i++ {
-			if i > 0 {
-				b.sb.WriteString(", ")
-			}
-			b.keyCol(q, i)
-		}
-		b.sb.WriteString(") <= (")
-		for i := 0; i < n; i++ {
-			if i > 0 {
-				b.sb.WriteString(", ")
-			}
-			b.bind(conv(through[i]))
-		}
-		b.sb.WriteString(")")
-		return
-	}
-	// (a < x) OR (a = x AND b < y) OR … OR (a = x AND … AND z <= w)
-	b.sb.WriteString("(")
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			b.sb.WriteString(" OR ")
-		}
-		b.sb.WriteString("(")
-		for j := 0; j < i; j++ {
-			b.keyCol(q, j)
-			b.sb.WriteString(" = ")
-			b.bind(conv(through[j]))
-			b.sb.WriteString(" AND ")
-		}
-		b.keyCol(q, i)
-		if i == n-1 {
-			b.sb.WriteString(" <= ")
-		} else {
-			b.sb.WriteString(" < ")
-		}
-		b.bind(conv(through[i]))
-		b.sb.WriteString(")")
-	}
-	b.sb.WriteString(")")
 }

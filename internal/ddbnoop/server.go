@@ -21,10 +21,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/dynafold/dynafold/internal/localserve"
 )
 
 // maxBody is DynamoDB's 16 MB request size limit.
@@ -236,17 +237,9 @@ func readBody(r *http.Request, buf []byte) ([]byte, error) {
 	}
 }
 
-// Start serves s on a new listener on 127.0.0.1 with an OS-chosen port. It
-// returns the base URL (http://127.0.0.1:PORT) and a function that closes the
-// listener and every connection at once: in tests and benchmarks a graceful
-// shutdown would wait out connections the client dialled but never used.
-func (s *Server) Start() (url string, stop func(), err error) {
-	srv, url, done, err := serve(s, "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	return url, func() { _ = srv.Close(); <-done }, nil
-}
+// Start serves s on loopback with an OS-chosen port and returns its base
+// URL and a function that stops it at once (see localserve.Start).
+func (s *Server) Start() (url string, stop func(), err error) { return localserve.Start(s) }
 
 // Start is NewServer(opts) followed by Start, for tests and benchmarks that
 // only need the endpoint (GET /stats still reports the counters).
@@ -258,37 +251,8 @@ func Start(opts Options) (url string, stop func(), err error) {
 	return s.Start()
 }
 
-// ListenAndServe serves s on addr until ctx is done, then shuts down
-// gracefully for up to two seconds. ready, if not nil, is called with the
-// base URL once the listener is open.
+// ListenAndServe serves s on addr until ctx is done (see
+// localserve.ListenAndServe).
 func (s *Server) ListenAndServe(ctx context.Context, addr string, ready func(url string)) error {
-	srv, url, done, err := serve(s, addr)
-	if err != nil {
-		return err
-	}
-	if ready != nil {
-		ready(url)
-	}
-	<-ctx.Done()
-	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if srv.Shutdown(sctx) != nil {
-		_ = srv.Close()
-	}
-	<-done
-	return nil
-}
-
-func serve(h http.Handler, addr string) (*http.Server, string, chan struct{}, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, "", nil, err
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = srv.Serve(ln)
-	}()
-	return srv, "http://" + ln.Addr().String(), done, nil
+	return localserve.ListenAndServe(ctx, s, addr, ready)
 }
