@@ -148,7 +148,10 @@ func (it *ItemPlan) build(e *EntityPlan, row value.Row, a *Arena, lim limits) (I
 	}
 	size := ItemSize(attrs)
 	if size > lim.item {
-		return Item{}, e.rowError(row, "", fmt.Errorf("item is %d bytes; DynamoDB items are at most %d bytes (400 KB, names included)", size, MaxItemBytes))
+		// The size alone does not say which column to fix on a wide row:
+		// name the largest attribute.
+		name, n := largestAttribute(attrs)
+		return Item{}, e.rowError(row, "", fmt.Errorf("item is %d bytes (largest attribute %s, %d bytes); DynamoDB items are at most %d bytes (400 KB, names included)", size, name, n, MaxItemBytes))
 	}
 	return Item{Attrs: attrs, Key: key, PKLen: pkLen, Size: size, Entity: e, Type: it.Type}, nil
 }

@@ -208,6 +208,9 @@ func toSet(v value.Value, t AttrType) (types.AttributeValue, error) {
 	case value.List:
 		elems = v.L
 	case value.JSON:
+		if !utf8.ValidString(v.S) {
+			return nil, errJSONUTF8
+		}
 		var raw []json.RawMessage
 		if err := json.Unmarshal([]byte(v.S), &raw); err != nil {
 			return nil, fmt.Errorf("cannot store JSON that is not an array as %s", t)
@@ -278,9 +281,16 @@ func toSet(v value.Value, t AttrType) (types.AttributeValue, error) {
 	return &types.AttributeValueMemberBS{Value: bs}, nil
 }
 
+// errJSONUTF8 rejects JSON text that is not UTF-8 before encoding/json
+// sees it: the decoder would replace the bad bytes with U+FFFD silently.
+var errJSONUTF8 = errors.New("invalid UTF-8 in JSON text")
+
 // jsonAttr converts a JSON document: objects to M, arrays to L, numbers to
 // exact N, strings to S, booleans to BOOL and null to NULL.
 func jsonAttr(doc string) (types.AttributeValue, error) {
+	if !utf8.ValidString(doc) {
+		return nil, errJSONUTF8
+	}
 	d := json.NewDecoder(strings.NewReader(doc))
 	d.UseNumber()
 	var x any

@@ -147,3 +147,16 @@ func TestItemSize(t *testing.T) {
 	require.Equal(t, 2, WriteUnits(1025))
 	require.Equal(t, 400, WriteUnits(MaxItemBytes))
 }
+
+// JSON text that is not UTF-8 (from a SQL_ASCII database, say) is an
+// error, never silently repaired: encoding/json would turn the bad bytes
+// into U+FFFD.
+func TestJSONWithInvalidUTF8IsRefused(t *testing.T) {
+	for _, typ := range []AttrType{TypeAuto, TypeM, TypeL, TypeSS} {
+		_, err := Convert(value.JSONValue(`["caf`+"\xe9"+`"]`), typ)
+		require.ErrorContains(t, err, "invalid UTF-8 in JSON text", "type %q", typ)
+	}
+	av, err := Convert(value.JSONValue(`["café"]`), TypeSS)
+	require.NoError(t, err)
+	require.Equal(t, []string{"café"}, av.(*types.AttributeValueMemberSS).Value)
+}

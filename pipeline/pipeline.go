@@ -186,7 +186,7 @@ func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 			er.stats.estimate = -1
 		}
 	}
-	r.policy, err = newPolicy(opts.RejectFile, opts.MaxRejects, opts.MaxRejectsSet)
+	r.policy, err = newPolicy(opts.RejectFile, job.Meta.RunID, opts.MaxRejects, opts.MaxRejectsSet)
 	if err != nil {
 		return nil, err
 	}
@@ -466,6 +466,9 @@ func (r *run) writer(ctx context.Context, in <-chan []*mapping.Item) error {
 		if err := r.job.Sink.Write(ctx, batch, r); err != nil {
 			if r.interrupted.Load() && ctx.Err() != nil {
 				return nil // abandoned after the grace period; not acknowledged
+			}
+			if errors.Is(err, sink.ErrGaveUp) {
+				return &ResumableError{Err: err}
 			}
 			return err
 		}

@@ -283,3 +283,42 @@ entities:
 		Options{RejectFile: rejects, MaxRejects: 10, MaxRejectsSet: true})
 	require.ErrorContains(t, err, "more than --max-rejects 10")
 }
+
+// gaveUpSink acknowledges the first batches, then gives up as the DynamoDB
+// writer does after its retries.
+type gaveUpSink struct {
+	fakeSink
+	batches atomic.Int64
+}
+
+func (g *gaveUpSink) Write(ctx context.Context, batch []*mapping.Item, res sink.Results) error {
+	if g.batches.Add(1) > 20 {
+		return fmt.Errorf("writing to table things: %w after 12 attempts: throttled", sink.ErrGaveUp)
+	}
+	return g.fakeSink.Write(ctx, batch, res)
+}
+
+// A table that keeps refusing writes past the retries stops the run
+// resumably: the checkpoint holds what was acknowledged, and the next run
+// completes the rest.
+func TestRunStopsResumablyWhenTheTableGivesOut(t *testing.T) {
+	const rows = 5000
+	p := testPlan(t)
+	path := t.TempDir() + "/ck.json"
+	g := &gaveUpSink{fakeSink: *newFakeSink(3)}
+	first, err := Run(context.Background(), job(p, &fakeSnapshot{n: rows}, g, checkpoint.NewFileStore(path)), Options{Readers: 2, Writers: 2, PageSize: 100})
+	var resumable *ResumableError
+	require.ErrorAs(t, err, &resumable)
+	require.ErrorIs(t, err, sink.ErrGaveUp)
+	require.Less(t, first.Total.CheckpointRows, int64(rows))
+
+	s := newFakeSink(4)
+	second, err := Run(context.Background(), job(p, &fakeSnapshot{n: rows}, s, checkpoint.NewFileStore(path)), Options{Readers: 2, Writers: 2, PageSize: 100})
+	require.NoError(t, err)
+	require.True(t, second.Resumed)
+	require.EqualValues(t, rows, second.Total.CheckpointRows)
+	for k := range g.written {
+		s.written[k]++
+	}
+	require.Len(t, s.written, 2*rows, "every item written by one run or the other")
+}

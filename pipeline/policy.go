@@ -18,6 +18,7 @@ import (
 // more rows than the limit were skipped or rejected, the run stops.
 type policy struct {
 	path   string
+	runID  string
 	limit  int64
 	capped bool
 	count  atomic.Int64
@@ -27,9 +28,11 @@ type policy struct {
 	enc  *json.Encoder
 }
 
-// RejectRecord is one line of the reject file.
+// RejectRecord is one line of the reject file. The file is appended to,
+// so RunID tells one run's rejects from another's.
 type RejectRecord struct {
 	Time      time.Time                  `json:"time"`
+	RunID     string                     `json:"run_id,omitempty"`
 	Entity    string                     `json:"entity"`
 	SourceKey map[string]json.RawMessage `json:"source_key"`
 	Attribute string                     `json:"attribute,omitempty"`
@@ -37,8 +40,15 @@ type RejectRecord struct {
 	Row       map[string]json.RawMessage `json:"row"`
 }
 
-func newPolicy(path string, limit int64, capped bool) (*policy, error) {
-	return &policy{path: path, limit: limit, capped: capped}, nil
+func newPolicy(path, runID string, limit int64, capped bool) (*policy, error) {
+	return &policy{path: path, runID: runID, limit: limit, capped: capped}, nil
+}
+
+// wrote reports whether any row went to the reject file.
+func (p *policy) wrote() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.file != nil
 }
 
 // handle returns an error when the run must stop.
@@ -66,6 +76,7 @@ func (p *policy) write(rerr *mapping.RowError) error {
 	}
 	rec := RejectRecord{
 		Time:      time.Now().UTC(),
+		RunID:     p.runID,
 		Entity:    rerr.Entity,
 		SourceKey: map[string]json.RawMessage{},
 		Attribute: rerr.Attribute,

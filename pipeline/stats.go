@@ -98,7 +98,7 @@ func (r *run) summary(resumed bool) *Summary {
 		Seconds:     end.Sub(r.started).Seconds(),
 		Collisions:  r.dedupe.collisions.Load(),
 	}
-	if r.policy.path != "" && r.policy.count.Load() > 0 {
+	if r.policy.wrote() {
 		s.RejectFile = r.policy.path
 	}
 	ckpt := map[string][3]int64{} // rows, items, shards done

@@ -15,6 +15,14 @@ import (
 // actually being written, at most once a second so that a burst of throttled
 // writers does not collapse it; while writes succeed it raises the rate by
 // 5% a second, never above the cap.
+//
+// Each cut is an experiment: if the share of throttled requests in the
+// first full second after it is not clearly lower, the throttling was not
+// caused by the rate (a partition split, a neighbour, a flaky path), so the
+// cut is undone and the next one waits twice as long, up to maxCooldown; a
+// cut that helped halves the wait.
+// Without this a steady trickle of throttles unrelated to the rate would
+// ratchet the rate down to minRate and stall the run.
 type AdaptiveRate struct {
 	mu        sync.Mutex
 	max       float64 // hard cap; 0 = none
@@ -28,7 +36,27 @@ type AdaptiveRate struct {
 	winUnits float64
 	lastRate float64
 	cuts     int64
+	// throttled share: requests acknowledged and throttled in the current
+	// and the last full window (before a cut), or since the cut (after).
+	ok, throttled         [2]int // [0]: current window, [1]: last window
+	probing               bool
+	afterOK, afterThrottl int
+	beforeCut             float64 // the rate before the pending cut
+	shareCut              float64 // the throttled share that caused it
+	cooldown              time.Duration
+	undone                int64
 }
+
+const (
+	minCooldown = time.Second
+	maxCooldown = 30 * time.Second
+	// a cut helped when the throttled share fell below this fraction of
+	// the share that caused it.
+	helpedBelow = 0.5
+	// minJudged requests since the cut, and a second, make it worth
+	// judging: fewer would let chance keep a useless cut.
+	minJudged = 20
+)
 
 // minRate keeps a throttled writer moving: 25 units per second.
 const minRate = 25
@@ -45,6 +73,7 @@ func newAdaptiveRate(max float64, now func() time.Time) *AdaptiveRate {
 	a.lim = rate.NewLimiter(rate.Limit(a.cur), burstFor(a.cur))
 	t := a.now()
 	a.winStart, a.lastCut, a.lastRaise = t, t.Add(-time.Hour), t
+	a.cooldown = minCooldown
 	return a
 }
 
@@ -89,6 +118,11 @@ func (a *AdaptiveRate) Succeeded(units int) {
 	t := a.now()
 	a.tick(t)
 	a.winUnits += float64(units)
+	a.ok[0]++
+	if a.probing {
+		a.afterOK++
+		a.judge(t)
+	}
 	if t.Sub(a.lastCut) > 2*time.Second && t.Sub(a.lastRaise) >= time.Second && !math.IsInf(a.cur, 1) {
 		next := a.cur + max(a.cur*0.05, minRate)
 		if a.max > 0 && next > a.max {
@@ -105,7 +139,13 @@ func (a *AdaptiveRate) Throttled() {
 	defer a.mu.Unlock()
 	t := a.now()
 	a.tick(t)
-	if t.Sub(a.lastCut) < time.Second {
+	a.throttled[0]++
+	if a.probing {
+		a.afterThrottl++
+		a.judge(t)
+		return
+	}
+	if t.Sub(a.lastCut) < a.cooldown {
 		return
 	}
 	// Cut from what is really getting through when that is known: a rate
@@ -117,9 +157,51 @@ func (a *AdaptiveRate) Throttled() {
 	if math.IsInf(base, 1) {
 		base = unknownStart
 	}
+	a.probing, a.afterOK, a.afterThrottl = true, 0, 0
+	a.beforeCut = a.cur
+	a.shareCut = share(a.ok[0]+a.ok[1], a.throttled[0]+a.throttled[1])
 	a.set(max(base*0.75, minRate))
 	a.lastCut = t
 	a.cuts++
+}
+
+func share(ok, throttled int) float64 {
+	if n := ok + throttled; n > 0 {
+		return float64(throttled) / float64(n)
+	}
+	return 0
+}
+
+// judge decides the pending experiment once a second and minJudged
+// requests have passed since the cut: keep the cut if the throttled share
+// fell, undo it if not.
+func (a *AdaptiveRate) judge(t time.Time) {
+	if t.Sub(a.lastCut) < time.Second || a.afterOK+a.afterThrottl < minJudged {
+		return
+	}
+	a.probing = false
+	if share(a.afterOK, a.afterThrottl) < a.shareCut*helpedBelow {
+		// One success by chance must not undo many failures: halve.
+		a.cooldown = max(a.cooldown/2, minCooldown)
+		return
+	}
+	a.set(a.beforeCut)
+	a.undone++
+	a.cooldown = min(2*a.cooldown, maxCooldown)
+}
+
+// Cuts counts the cuts of the rate.
+func (a *AdaptiveRate) Cuts() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.cuts
+}
+
+// Undone counts cuts undone because they did not lower the throttling.
+func (a *AdaptiveRate) Undone() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.undone
 }
 
 // Current returns the allowed rate (+Inf when unlimited).
@@ -133,7 +215,8 @@ func (a *AdaptiveRate) Current() float64 {
 func (a *AdaptiveRate) tick(t time.Time) {
 	if el := t.Sub(a.winStart); el >= time.Second {
 		a.lastRate = a.winUnits / el.Seconds()
-		a.winStart, a.winUnits = t, 0
+		a.ok[1], a.throttled[1] = a.ok[0], a.throttled[0]
+		a.winStart, a.winUnits, a.ok[0], a.throttled[0] = t, 0, 0, 0
 	}
 }
 

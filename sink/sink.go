@@ -56,4 +56,8 @@ type Stats struct {
 	WriteUnits int64 `json:"write_units"`
 	// ConsumedCapacity is what the service reported, where it reports it.
 	ConsumedCapacity float64 `json:"consumed_capacity"`
+	// RateCuts counts cuts of the write rate on throttling, and
+	// RateCutsUndone those undone because they did not lower it.
+	RateCuts       int64 `json:"rate_cuts"`
+	RateCutsUndone int64 `json:"rate_cuts_undone"`
 }

@@ -2,6 +2,7 @@ package sink
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,11 @@ const (
 	// MaxBatchBytes: the total request size is at most 16 MB.
 	MaxBatchBytes = 16 * 1024 * 1024
 )
+
+// ErrGaveUp marks a write abandoned after the retries allowed for
+// throttling and transient failures: the table may take it later, so a
+// run that stops on it can be resumed.
+var ErrGaveUp = errors.New("giving up")
 
 // BatchWriteAPI is the part of the DynamoDB client the writer uses; tests
 // and the benchmark substitute fakes that throttle or fail.
@@ -133,7 +139,7 @@ func (w *DynamoWriter) Write(ctx context.Context, batch []*mapping.Item, res Res
 				return fmt.Errorf("writing to table %s: %w", w.table, err)
 			}
 			if attempt+1 >= w.maxAttempts {
-				return fmt.Errorf("writing to table %s: giving up after %d attempts: %w", w.table, attempt+1, err)
+				return fmt.Errorf("writing to table %s: %w after %d attempts: %w", w.table, ErrGaveUp, attempt+1, err)
 			}
 			if err := w.sleep(ctx, w.backoff.Delay(attempt)); err != nil {
 				return err
@@ -169,7 +175,7 @@ func (w *DynamoWriter) Write(ctx context.Context, batch []*mapping.Item, res Res
 		if len(done) > 0 {
 			attempt = 0
 		} else if attempt+1 >= w.maxAttempts {
-			return fmt.Errorf("writing to table %s: %d items still unprocessed after %d attempts", w.table, len(left), attempt+1)
+			return fmt.Errorf("writing to table %s: %w: %d items still unprocessed after %d attempts", w.table, ErrGaveUp, len(left), attempt+1)
 		}
 		if err := w.sleep(ctx, w.backoff.Delay(attempt)); err != nil {
 			return err
@@ -283,5 +289,7 @@ func (w *DynamoWriter) Stats() Stats {
 		Items:            w.items.Load(),
 		WriteUnits:       w.units.Load(),
 		ConsumedCapacity: consumed,
+		RateCuts:         w.rate.Cuts(),
+		RateCutsUndone:   w.rate.Undone(),
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -220,11 +221,64 @@ func TestAdaptiveRate(t *testing.T) {
 	require.True(t, u.Current() > 1e300, "unlimited without a cap")
 	u.Throttled()
 	require.Equal(t, 750.0, u.Current(), "throttled before any acknowledgement: from one partition's worth")
-	for i := 0; i < 3; i++ { // 200 units in the first 1.2 s
-		now = now.Add(400 * time.Millisecond)
-		u.Succeeded(100)
+	for i := 0; i < 20; i++ { // 10 units every 60 ms: the first second closes at 1.02 s with 160
+		now = now.Add(60 * time.Millisecond)
+		u.Succeeded(10)
 	}
+	require.Equal(t, 750.0, u.Current(), "the cut helped (nothing throttled since): kept")
 	now = now.Add(100 * time.Millisecond)
 	u.Throttled()
-	require.InDelta(t, 0.75*200/1.2, u.Current(), 1e-9, "cut from what actually got through")
+	require.InDelta(t, 0.75*160/1.02, u.Current(), 1e-9, "cut from what actually got through")
+}
+
+// simulateRate drives an AdaptiveRate for a simulated minute and a half of
+// 10-unit requests sent at its current rate (capped at 2000 units/s when
+// unlimited), each throttled with probability share(rate); it returns the
+// rate over the last 30 seconds, averaged.
+func simulateRate(t *testing.T, a *AdaptiveRate, now *time.Time, share func(rate float64) float64) float64 {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(1, 2))
+	sum, n, due := 0.0, 0, 0.0
+	for step := 0; step < 900; step++ { // 100 ms steps
+		*now = now.Add(100 * time.Millisecond)
+		r := min(a.Current(), 2000)
+		due += r / 100 // requests of 10 units in 100 ms
+		for ; due >= 1; due-- {
+			if rng.Float64() < share(r) {
+				a.Throttled()
+			} else {
+				a.Succeeded(10)
+			}
+		}
+		if step >= 600 {
+			sum += min(a.Current(), 2000)
+			n++
+		}
+	}
+	return sum / float64(n)
+}
+
+// Throttling that does not depend on the rate (here 30% of requests at any
+// rate) does not ratchet the rate down: each cut is undone when it does not
+// help, and the rate stays near the cap.
+func TestAdaptiveRateIgnoresThrottlingTheRateDoesNotCause(t *testing.T) {
+	for _, limit := range []float64{1000, 200} { // 100 and 20 requests a second
+		now := time.Unix(1000, 0)
+		a := newAdaptiveRate(limit, func() time.Time { return now })
+		avg := simulateRate(t, a, &now, func(float64) float64 { return 0.3 })
+		t.Logf("cap %.0f: average rate %.0f, %d cuts, %d undone", limit, avg, a.cuts, a.Undone())
+		require.Greater(t, avg, 0.7*limit)
+		require.Positive(t, a.Undone())
+	}
+}
+
+// Throttling the rate does cause (a table that takes 500 units a second,
+// throttling the excess) brings the rate down to about the capacity, and
+// keeps it there.
+func TestAdaptiveRateFindsTheCapacity(t *testing.T) {
+	now := time.Unix(1000, 0)
+	a := newAdaptiveRate(2000, func() time.Time { return now })
+	avg := simulateRate(t, a, &now, func(r float64) float64 { return max(0, (r-500)/r) })
+	t.Logf("average rate %.0f, %d cuts, %d undone", avg, a.cuts, a.Undone())
+	require.InDelta(t, 500, avg, 150)
 }
