@@ -38,6 +38,44 @@ func TestBrokenMappingsExitTwo(t *testing.T) {
 	}
 }
 
+// Bad flags fail before touching any service (none answers at these
+// addresses), with exit code 2 and a message naming the flag.
+func TestBadFlagsExitTwo(t *testing.T) {
+	config := clitest.RepoPath("configs/portfolios.yaml")
+	unreachable := []string{"--config", config, "--endpoint", "http://127.0.0.1:1", "--source-dsn", "postgres://x@127.0.0.1:1/x"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"migrate", "--concurrency", "0"}, "--concurrency and --writers must be at least 1"},
+		{[]string{"migrate", "--writers", "abc"}, `invalid argument "abc" for "--writers" flag`},
+		{[]string{"migrate", "--page-size", "-1"}, "--page-size must be at least 1, not -1"},
+		{[]string{"migrate", "--progress", "fancy"}, `--progress must be auto, tty, json or none, not "fancy"`},
+		{[]string{"migrate", "--max-wcu", "-5"}, "--max-wcu must not be negative, not -5"},
+		{[]string{"migrate", "--max-rejects", "-2"}, "--max-rejects must be -1 (no limit) or more, not -2"},
+		{[]string{"migrate", "--grace", "-1s"}, "--grace must not be negative, not -1s"},
+		{[]string{"migrate", "--var", "tenant"}, `--var "tenant": expected NAME=VALUE`},
+		{[]string{"verify", "--output", "xml"}, `--output must be text, json or markdown, not "xml"`},
+		{[]string{"verify", "--sample", "2"}, "--sample must be a fraction in (0, 1], not 2"},
+		{[]string{"plan", "--sample", "0"}, "--sample must be a fraction in (0, 1], not 0"},
+		{[]string{"diff", "--no-such-flag"}, "unknown flag: --no-such-flag"},
+		{[]string{"frobnicate"}, `unknown command "frobnicate" for "dynafold"`},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			args := c.args
+			if len(args) > 1 || args[0] != "frobnicate" {
+				args = append(append([]string{}, args...), unreachable...)
+			}
+			r := clitest.Run(t, "", nil, args...)
+			require.Equal(t, exitUsage, r.Code, r.Output())
+			require.Contains(t, r.Stderr, c.want)
+		})
+	}
+	r := clitest.Run(t, "", nil, "migrate")
+	require.Equal(t, exitUsage, r.Code, r.Output())
+	require.Contains(t, r.Stderr, "--config is required")
+}
+
 func writeMapping(t *testing.T, body string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "mapping.yaml")

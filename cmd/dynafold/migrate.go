@@ -60,8 +60,8 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	rep.Table = l.static.Table.Name
 	readers := a.v.GetInt("concurrency")
 	writers := a.v.GetInt("writers")
-	if readers < 1 || writers < 1 {
-		return usageError(errors.New("--concurrency and --writers must be at least 1"))
+	if err := a.checkMigrateFlags(readers, writers); err != nil {
+		return usageError(err)
 	}
 	src, plan, err := a.connect(ctx, l, readers+4)
 	if err != nil {
@@ -145,6 +145,29 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 
 // progress picks the display: live bars on a terminal, JSON lines on
 // stderr otherwise.
+// checkMigrateFlags refuses values that make no sense before anything is
+// opened, so a typo costs no connection and no checkpoint.
+func (a *app) checkMigrateFlags(readers, writers int) error {
+	switch {
+	case readers < 1 || writers < 1:
+		return errors.New("--concurrency and --writers must be at least 1")
+	case a.v.GetInt("page-size") < 1:
+		return fmt.Errorf("--page-size must be at least 1, not %d", a.v.GetInt("page-size"))
+	case a.v.GetFloat64("max-wcu") < 0:
+		return fmt.Errorf("--max-wcu must not be negative, not %g", a.v.GetFloat64("max-wcu"))
+	case a.v.GetInt64("max-rejects") < -1:
+		return fmt.Errorf("--max-rejects must be -1 (no limit) or more, not %d", a.v.GetInt64("max-rejects"))
+	case a.v.GetDuration("grace") < 0:
+		return fmt.Errorf("--grace must not be negative, not %s", a.v.GetDuration("grace"))
+	}
+	switch p := a.v.GetString("progress"); p {
+	case "auto", "tty", "json", "none":
+	default:
+		return fmt.Errorf("--progress must be auto, tty, json or none, not %q", p)
+	}
+	return nil
+}
+
 func (a *app) progress() pipeline.Progress {
 	mode := a.v.GetString("progress")
 	if mode == "auto" {
