@@ -40,19 +40,6 @@ func NewClient(ctx context.Context, o ClientOptions) (*dynamodb.Client, error) {
 	})
 	opts := []func(*config.LoadOptions) error{
 		config.WithHTTPClient(httpClient),
-		// The standard retryer, set explicitly: reads and table management
-		// retry throttling and 5xx errors up to 8 times with backoff. Its
-		// client-side retry quota is disabled because a long migration that
-		// is throttled for a while would otherwise fail with "retry quota
-		// exceeded". BatchWriteItem does not use it: the writer retries
-		// itself so that it can count throttling and adapt its rate.
-		config.WithRetryer(func() aws.Retryer {
-			return retry.NewStandard(func(so *retry.StandardOptions) {
-				so.MaxAttempts = 8
-				so.MaxBackoff = 10 * time.Second
-				so.RateLimiter = ratelimit.None
-			})
-		}),
 	}
 	if o.Region != "" {
 		opts = append(opts, config.WithRegion(o.Region))
@@ -65,6 +52,24 @@ func NewClient(ctx context.Context, o ClientOptions) (*dynamodb.Client, error) {
 	cfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("loading AWS configuration: %w", err)
+	}
+	// The standard retryer, set explicitly: reads and table management
+	// retry throttling, 5xx and connection errors up to 8 times (or
+	// AWS_MAX_ATTEMPTS / max_attempts, as the AWS tools honour it) with
+	// backoff. Its client-side retry quota is disabled because a long
+	// migration that is throttled for a while would otherwise fail with
+	// "retry quota exceeded". BatchWriteItem does not use it: the writer
+	// retries itself so that it can count throttling and adapt its rate.
+	attempts := 8
+	if cfg.RetryMaxAttempts > 0 {
+		attempts = cfg.RetryMaxAttempts
+	}
+	cfg.Retryer = func() aws.Retryer {
+		return retry.NewStandard(func(so *retry.StandardOptions) {
+			so.MaxAttempts = attempts
+			so.MaxBackoff = 10 * time.Second
+			so.RateLimiter = ratelimit.None
+		})
 	}
 	if o.Endpoint != "" {
 		if cfg.Region == "" {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // DSN is a data source name whose password never leaks: String, Format and
@@ -93,10 +94,17 @@ func (d DSN) MarshalJSON() ([]byte, error) { return []byte(fmt.Sprintf("%q", d.S
 // defence for text the password extraction did not cover.
 var userinfo = regexp.MustCompile(`((?:^|//|\s)[^:/@\s'"]*:)[^@\s/]+@`)
 
+// passwordParam matches the value of a password= parameter: in a URL's
+// query or a key=value DSN. It catches what matching the password misses:
+// an escaping other than Go's (every byte as %XX, %20 for a space) and the
+// DSNs whose password could not be extracted because they do not parse.
+var passwordParam = regexp.MustCompile(`(?i)((?:^|[?&\s])password\s*=\s*)('(?:[^'\\]|\\.)*'|[^&\s]+)`)
+
 // Redact removes the password (raw and URL-escaped) from any text, such as
 // a driver's error message.
 func (d DSN) Redact(s string) string {
 	s = userinfo.ReplaceAllString(s, "${1}"+redacted+"@")
+	s = passwordParam.ReplaceAllString(s, "${1}"+redacted)
 	if d.password == "" {
 		return s
 	}
@@ -113,7 +121,9 @@ func (d DSN) Redact(s string) string {
 // RedactError wraps err so that its message never contains the password.
 // errors.Is and errors.As still see the original error.
 func (d DSN) RedactError(err error) error {
-	if err == nil || d.password == "" {
+	// Even without a known password: the patterns in Redact still apply
+	// to a DSN that did not parse far enough to yield one.
+	if err == nil {
 		return err
 	}
 	return &redactedError{msg: d.Redact(err.Error()), err: err}
@@ -148,6 +158,20 @@ func (d DSN) Identity() string {
 var kvPassword = regexp.MustCompile(`(?:^|\s)password\s*=\s*('(?:[^'\\]|\\.)*'|\S+)`)
 
 func postgresPassword(raw string) string {
+	p := dsnPostgresPassword(raw)
+	// Prefer the password as pgx will send it, which is what a server's
+	// message may quote: pgx decodes URLs as libpq does (+ is a plus sign,
+	// not a space as net/url has it). Only when the DSN has one: pgx would
+	// otherwise fill in PGPASSWORD or the passfile's.
+	if p != "" {
+		if cfg, err := pgconn.ParseConfig(raw); err == nil && cfg.Password != "" {
+			return cfg.Password
+		}
+	}
+	return p
+}
+
+func dsnPostgresPassword(raw string) string {
 	if u, err := url.Parse(raw); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
 		if p, ok := u.User.Password(); ok {
 			return p

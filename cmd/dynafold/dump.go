@@ -21,51 +21,59 @@ func (a *app) dumpCommand() *cobra.Command {
 the whole table: use it on small tables, demos and tests, not in production.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			l, err := a.load()
-			if err != nil {
-				return err
-			}
-			client, err := a.dynamo(cmd.Context(), l, 2)
-			if err != nil {
-				return err
-			}
-			limit := a.v.GetInt("limit")
-			var items []map[string]types.AttributeValue
-			in := &dynamodb.ScanInput{TableName: aws.String(l.static.Table.Name)}
-			for {
-				out, err := client.Scan(cmd.Context(), in)
-				if err != nil {
-					return fmt.Errorf("scanning %s: %w", l.static.Table.Name, err)
-				}
-				items = append(items, out.Items...)
-				if len(out.LastEvaluatedKey) == 0 || (limit > 0 && len(items) >= limit) {
-					break
-				}
-				in.ExclusiveStartKey = out.LastEvaluatedKey
-			}
-			t := l.static.Table
-			sort.SliceStable(items, func(i, j int) bool {
-				pi, pj := keyText(items[i][t.PK.Name]), keyText(items[j][t.PK.Name])
-				if pi != pj || t.SK == nil {
-					return pi < pj
-				}
-				return keyText(items[i][t.SK.Name]) < keyText(items[j][t.SK.Name])
-			})
-			if limit > 0 && len(items) > limit {
-				items = items[:limit]
-			}
-			for _, it := range items {
-				line, err := mapping.ItemJSON(it)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintln(a.stdout, line)
-			}
-			return nil
+			rep := a.newReport("dump")
+			n, err := a.dump(cmd)
+			rep.Result = map[string]int{"items": n}
+			return a.finishReport(rep, err)
 		},
 	}
 	cmd.Flags().Int("limit", 0, "print at most N items (0: all)")
 	return cmd
+}
+
+// dump prints the table's items and returns how many it printed.
+func (a *app) dump(cmd *cobra.Command) (int, error) {
+	l, err := a.load()
+	if err != nil {
+		return 0, err
+	}
+	client, err := a.dynamo(cmd.Context(), l, 2)
+	if err != nil {
+		return 0, err
+	}
+	limit := a.v.GetInt("limit")
+	var items []map[string]types.AttributeValue
+	in := &dynamodb.ScanInput{TableName: aws.String(l.static.Table.Name)}
+	for {
+		out, err := client.Scan(cmd.Context(), in)
+		if err != nil {
+			return 0, fmt.Errorf("scanning %s: %w", l.static.Table.Name, err)
+		}
+		items = append(items, out.Items...)
+		if len(out.LastEvaluatedKey) == 0 || (limit > 0 && len(items) >= limit) {
+			break
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+	t := l.static.Table
+	sort.SliceStable(items, func(i, j int) bool {
+		pi, pj := keyText(items[i][t.PK.Name]), keyText(items[j][t.PK.Name])
+		if pi != pj || t.SK == nil {
+			return pi < pj
+		}
+		return keyText(items[i][t.SK.Name]) < keyText(items[j][t.SK.Name])
+	})
+	if limit > 0 && len(items) > limit {
+		items = items[:limit]
+	}
+	for _, it := range items {
+		line, err := mapping.ItemJSON(it)
+		if err != nil {
+			return 0, err
+		}
+		fmt.Fprintln(a.stdout, line)
+	}
+	return len(items), nil
 }
 
 // keyText orders key values for display: strings and numbers by their text.

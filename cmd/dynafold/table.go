@@ -25,24 +25,8 @@ table exists with the same keys and indexes it says so and succeeds; when it
 differs it fails and lists every difference.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			l, err := a.load()
-			if err != nil {
-				return err
-			}
-			client, err := a.dynamo(cmd.Context(), l, 2)
-			if err != nil {
-				return err
-			}
-			wait := a.v.GetDuration("wait")
-			res, err := sink.CreateTable(cmd.Context(), client, l.static.Table, wait)
-			if err != nil {
-				if errors.Is(err, sink.ErrTableMismatch) {
-					return fmt.Errorf("table %s exists but %w", l.static.Table.Name, err)
-				}
-				return err
-			}
-			a.printTable(l.static.Table, res)
-			return nil
+			rep := a.newReport("table create")
+			return a.finishReport(rep, a.createTable(cmd, rep))
 		},
 	}
 	create.Flags().Duration("wait", 5*time.Minute, "how long to wait for the table to become ACTIVE")
@@ -50,13 +34,40 @@ differs it fails and lists every difference.`,
 	return table
 }
 
+func (a *app) createTable(cmd *cobra.Command, rep *report) error {
+	l, err := a.load()
+	if err != nil {
+		return err
+	}
+	rep.Table = l.static.Table.Name
+	client, err := a.dynamo(cmd.Context(), l, 2)
+	if err != nil {
+		return err
+	}
+	res, err := sink.CreateTable(cmd.Context(), client, l.static.Table, a.v.GetDuration("wait"))
+	if err != nil {
+		if errors.Is(err, sink.ErrTableMismatch) {
+			return fmt.Errorf("table %s exists but %w", l.static.Table.Name, err)
+		}
+		return err
+	}
+	rep.Result = tableResult(l.static.Table, res)
+	a.printTable(l.static.Table, res)
+	return nil
+}
+
+// tableResult is what table create reports with --output json and --report.
+func tableResult(t *mapping.TableSchema, res *sink.CreateResult) map[string]any {
+	return map[string]any{
+		"table": t.Name, "created": res.Created, "ttl": res.TTL,
+		"key": t.Describe(), "indexes": indexLines(t), "notes": res.State.Notes,
+	}
+}
+
 func (a *app) printTable(t *mapping.TableSchema, res *sink.CreateResult) {
 	switch a.v.GetString("output") {
 	case "json":
-		writeJSON(a.stdout, map[string]any{
-			"table": t.Name, "created": res.Created, "ttl": res.TTL,
-			"key": t.Describe(), "indexes": indexLines(t), "notes": res.State.Notes,
-		})
+		writeJSON(a.stdout, tableResult(t, res))
 		return
 	}
 	if res.Created {
