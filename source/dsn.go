@@ -41,6 +41,10 @@ func ParseDSN(driver, raw string) (DSN, error) {
 	d := DSN{driver: driver, raw: raw}
 	switch driver {
 	case "postgres":
+		if _, err := pgconn.ParseConfig(raw); err != nil {
+			// pgx's message may quote the DSN; do not pass it on.
+			return DSN{}, errors.New("invalid PostgreSQL DSN (expected postgres://user:password@host:port/database?sslmode=… or host=… user=… dbname=…)")
+		}
 		d.password = postgresPassword(raw)
 	case "mysql":
 		if strings.HasPrefix(raw, "mysql://") {

@@ -412,9 +412,9 @@ func (h *secretsHarness) runAll(t *testing.T) {
 	authFailed := map[string]string{"postgres": `password authentication failed`, "mysql": `Access denied`}[h.d.Name]
 	sourceFails("wrong password", h.wrongForms, only(exitFailure), authFailed)
 	sourceFails("source down", h.downForms, only(exitFailure), `connection refused`)
-	// A DSN that does not parse is refused before connecting: as invalid
-	// usage, or as a failure where the driver's parser finds the fault.
-	sourceFails("bad dsn", h.badForms, []int{exitFailure, exitUsage}, `(?i)DSN|URL|parse`)
+	// A DSN that does not parse is refused before connecting, as invalid
+	// usage.
+	sourceFails("bad dsn", h.badForms, only(exitUsage), `(?i)invalid (PostgreSQL DSN|MySQL DSN|mysql:// URL)`)
 
 	// A DynamoDB endpoint that answers but rejects the credentials; it
 	// also proves that the runs signed with the credentials from the
