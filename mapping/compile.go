@@ -2,6 +2,7 @@ package mapping
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -51,7 +52,12 @@ func Compile(cfg *Config, schema *Schema, opts Options) (*Plan, error) {
 		p.Vars[k] = v
 	}
 	for _, e := range cfg.Entities {
-		if e.Value == nil || !validEntityShape(e.Key, e.Value, &errs) {
+		if e.Value == nil {
+			// "name:" with nothing under it would otherwise vanish from the plan.
+			errs.add("entities."+e.Key, "empty entity definition: set from: or query:, and key:")
+			continue
+		}
+		if !validEntityShape(e.Key, e.Value, &errs) {
 			continue
 		}
 		c := &entityCompiler{
@@ -200,6 +206,13 @@ func (c *entityCompiler) compile(defaults *EntityDefaults) *EntityPlan {
 		return nil
 	}
 	for i, k := range key {
+		// A column listed twice would be selected once (add dedups) yet
+		// counted twice in the key, so row positions and key columns would
+		// disagree; nested queries index the row by key position.
+		if slices.Contains(key[:i], k) {
+			c.errs.add(fmt.Sprintf("%s.primary_key[%d]", c.path, i), "column %q is listed twice", k)
+			return nil
+		}
 		col := c.base.Column(k)
 		if c.static {
 			col = &source.Column{Name: k}
@@ -225,6 +238,11 @@ func (c *entityCompiler) compile(defaults *EntityDefaults) *EntityPlan {
 		if e.Key.SK != "" {
 			c.errs.add(c.path+".key.sk", "with items:, each item sets its own key.sk")
 		}
+		if len(e.Items) == 0 {
+			// Otherwise every row would be read and no item written.
+			c.errs.add(c.path+".items", "name at least one item, or remove items:")
+		}
+		c.checkOverridden(e)
 		for _, ie := range e.Items {
 			spec := ie.Value
 			if spec == nil {
@@ -549,6 +567,9 @@ func (c *entityCompiler) compileItem(path, name string, spec *ItemSpec, parent *
 	}
 	for _, ie := range indexes {
 		ipath := path + ".index." + ie.Key
+		if _, own := spec.Index.Get(ie.Key); parent != nil && !own {
+			ipath = c.path + ".index." + ie.Key // written on the entity, not the item
+		}
 		ix := tbl.Index(ie.Key)
 		if ix == nil {
 			c.errs.add(ipath, "index %q is not declared under target.indexes (declared: %s)", ie.Key, strings.Join(indexNames(tbl), ", "))
@@ -648,6 +669,42 @@ func (c *entityCompiler) compileItem(path, name string, spec *ItemSpec, parent *
 		return nil
 	}
 	return it
+}
+
+// checkOverridden parses the entity's key.pk and index templates that
+// every item of items: replaces with its own. They are never compiled, but
+// a malformed one must not pass validation unnoticed.
+func (c *entityCompiler) checkOverridden(e *Entity) {
+	pkUsed := false
+	indexUsed := map[string]bool{}
+	for _, ie := range e.Items {
+		if ie.Value == nil {
+			continue
+		}
+		pkUsed = pkUsed || ie.Value.Key.PK == ""
+		for _, ix := range e.Index {
+			if _, over := ie.Value.Index.Get(ix.Key); !over {
+				indexUsed[ix.Key] = true
+			}
+		}
+	}
+	check := func(path, src string) {
+		if src == "" {
+			return
+		}
+		if _, err := ParseTemplate(src); err != nil {
+			c.errs.add(path, "bad template %q: %v", src, err)
+		}
+	}
+	if !pkUsed {
+		check(c.path+".key.pk", e.Key.PK)
+	}
+	for _, ix := range e.Index {
+		if !indexUsed[ix.Key] && ix.Value != nil {
+			check(c.path+".index."+ix.Key+".pk", ix.Value.PK)
+			check(c.path+".index."+ix.Key+".sk", ix.Value.SK)
+		}
+	}
 }
 
 func firstItemName(e *Entity) string {

@@ -40,11 +40,22 @@ func (es *Errors) add(path, format string, args ...any) {
 	*es = append(*es, &Error{Path: path, Msg: fmt.Sprintf(format, args...)})
 }
 
-// err returns nil when there are no problems, sorted by file line then path.
+// err returns nil when there are no problems, sorted by file line then
+// path. A problem found more than once (an entity's template inherited by
+// each of its items:) is reported once.
 func (es Errors) err() error {
 	if len(es) == 0 {
 		return nil
 	}
+	seen := map[Error]bool{}
+	uniq := es[:0]
+	for _, e := range es {
+		if !seen[*e] {
+			seen[*e] = true
+			uniq = append(uniq, e)
+		}
+	}
+	es = uniq
 	sort.SliceStable(es, func(i, j int) bool {
 		if es[i].Line != es[j].Line && es[i].Line != 0 && es[j].Line != 0 {
 			return es[i].Line < es[j].Line

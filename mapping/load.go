@@ -1,6 +1,7 @@
 package mapping
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"reflect"
@@ -43,16 +44,20 @@ func Parse(data []byte) (*Config, error) {
 		return nil, Errors{{Line: root.Line, Msg: "mapping file must be a YAML mapping (version:, source:, target:, entities:)"}}
 	}
 	var errs Errors
-	checkKeys(root, reflect.TypeOf(Config{}), "", &errs)
+	kc := &keyChecker{errs: &errs, seen: map[walked]bool{}}
+	kc.check(root, reflect.TypeOf(Config{}), "", -1)
 	var cfg Config
 	if err := root.Decode(&cfg); err != nil {
-		lines := lineIndex(root)
 		te, ok := err.(*yaml.TypeError)
 		if !ok {
-			return nil, Errors{{Msg: err.Error()}}
+			// Not a type mismatch but a value yaml cannot resolve at all
+			// (`!!int x`), or aliases that expand too far: decoding stopped,
+			// and the message carries no line.
+			return nil, Errors{kc.locateFailure(err)}
 		}
+		perLine := map[int]int{}
 		for _, msg := range te.Errors {
-			errs = append(errs, typeError(msg, lines))
+			errs = append(errs, kc.typeError(msg, perLine))
 		}
 	}
 	if err := errs.err(); err != nil {
@@ -89,19 +94,69 @@ func lineMsg(n *yaml.Node, msg string) string {
 	return fmt.Sprintf("line %d: %s", n.Line, msg)
 }
 
-// checkKeys walks the document next to the Go type it decodes into and
-// reports every key the type does not have, with a suggestion.
-func checkKeys(n *yaml.Node, t reflect.Type, path string, errs *Errors) {
+// keyChecker walks the document next to the Go type it decodes into. It
+// reports every key the type does not have, with a suggestion, and records
+// each value with its key path and type, so that a decoding error, which
+// yaml locates by line only, is blamed on its key even when several keys
+// share a line ({read: x, write: 5}).
+type keyChecker struct {
+	errs   *Errors
+	values []typedValue
+	// seen stops a value reached again through an alias from being walked
+	// again: nested aliases can expand a small file exponentially.
+	seen map[walked]bool
+}
+
+type typedValue struct {
+	path    string
+	keyLine int // 0 for the root and list elements
+	n       *yaml.Node
+	t       reflect.Type
+	parent  int // index in values, -1 for the root
+	// badMerge marks the value of a merge key that is not a mapping.
+	badMerge bool
+}
+
+type walked struct {
+	n *yaml.Node
+	t reflect.Type
+}
+
+func (kc *keyChecker) check(n *yaml.Node, t reflect.Type, path string, keyLine int) {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if kc.seen[walked{n, t}] {
+		return
+	}
+	kc.seen[walked{n, t}] = true
+	kc.record(typedValue{path: path, keyLine: keyLine, n: n, t: t})
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	if om, ok := reflect.Zero(t).Interface().(orderedMapper); ok && n.Kind == yaml.MappingNode {
+	if om, ok := reflect.Zero(t).Interface().(orderedMapper); ok {
+		if n.Kind != yaml.MappingNode {
+			return // the decoder reports the type mismatch
+		}
 		vt := om.orderedValueType()
+		lines := map[string]int{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			checkKeys(n.Content[i+1], vt, join(path, n.Content[i].Value), errs)
+			k := n.Content[i]
+			if !kc.plainKey(k, path) {
+				continue
+			}
+			if isMerge(k) {
+				*kc.errs = append(*kc.errs, &Error{Path: join(path, k.Value), Line: k.Line, Msg: "a merge key (<<) cannot add entries here; write each name out"})
+				continue
+			}
+			// OrderedMap keeps every entry, so a name given twice would
+			// silently make two entities (or indexes) of one name.
+			if prev, dup := lines[k.Value]; dup {
+				*kc.errs = append(*kc.errs, &Error{Path: join(path, k.Value), Line: k.Line, Msg: fmt.Sprintf("%q is already defined at line %d", k.Value, prev)})
+				continue
+			}
+			lines[k.Value] = k.Line
+			kc.check(n.Content[i+1], vt, join(path, k.Value), k.Line)
 		}
 		return
 	}
@@ -123,6 +178,15 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string, errs *Errors) {
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
+			if !kc.plainKey(k, path) {
+				continue
+			}
+			if isMerge(k) {
+				// "<<: *defaults" brings in the keys of the mapping (or
+				// list of mappings) it names, which the decoder merges.
+				kc.merge(n.Content[i+1], t, join(path, k.Value), k.Line)
+				continue
+			}
 			ft, ok := fields[k.Value]
 			if !ok {
 				msg := fmt.Sprintf("unknown key %q", k.Value)
@@ -132,26 +196,93 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string, errs *Errors) {
 					sort.Strings(names)
 					msg += " (known keys: " + strings.Join(names, ", ") + ")"
 				}
-				*errs = append(*errs, &Error{Path: join(path, k.Value), Line: k.Line, Msg: msg})
+				*kc.errs = append(*kc.errs, &Error{Path: join(path, k.Value), Line: k.Line, Msg: msg})
 				continue
 			}
-			checkKeys(n.Content[i+1], ft, join(path, k.Value), errs)
+			kc.check(n.Content[i+1], ft, join(path, k.Value), k.Line)
 		}
 	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
 			return
 		}
 		for i, c := range n.Content {
-			checkKeys(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i), errs)
+			kc.check(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i), 0)
 		}
 	case reflect.Map:
 		if n.Kind != yaml.MappingNode {
 			return
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			checkKeys(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value), errs)
+			if kc.plainKey(n.Content[i], path) {
+				kc.check(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value), n.Content[i].Line)
+			}
 		}
 	}
+}
+
+// record adds a value, finding its parent among the values before it.
+func (kc *keyChecker) record(v typedValue) {
+	v.parent = len(kc.values) - 1
+	for v.parent >= 0 && !isWithin(v.path, kc.values[v.parent].path) {
+		v.parent = kc.values[v.parent].parent
+	}
+	kc.values = append(kc.values, v)
+}
+
+// isMerge tells a YAML merge key the way the decoder does.
+func isMerge(k *yaml.Node) bool {
+	return k.Kind == yaml.ScalarNode && k.Value == "<<" && (k.Tag == "" || k.Tag == "!" || k.Tag == "!!merge")
+}
+
+// merge checks the keys a merge key brings in against t.
+func (kc *keyChecker) merge(v *yaml.Node, t reflect.Type, path string, keyLine int) {
+	if v.Kind == yaml.AliasNode && v.Alias != nil {
+		v = v.Alias
+	}
+	one := func(m *yaml.Node, path string) {
+		if m.Kind == yaml.AliasNode && m.Alias != nil {
+			m = m.Alias
+		}
+		if m.Kind != yaml.MappingNode {
+			// Alone it may decode (a null does), yet it cannot be merged.
+			kc.record(typedValue{path: path, keyLine: keyLine, n: m, t: t, badMerge: true})
+			return
+		}
+		kc.check(m, t, path, keyLine)
+	}
+	if v.Kind != yaml.SequenceNode {
+		one(v, path)
+		return
+	}
+	for i, c := range v.Content {
+		one(c, fmt.Sprintf("%s[%d]", path, i))
+	}
+}
+
+// plainKey reports a key written as a list or a mapping ("? [a]: b"), or
+// an empty key at the top, which have no name to put in a key path.
+func (kc *keyChecker) plainKey(k *yaml.Node, path string) bool {
+	scalar := k.Kind == yaml.ScalarNode || k.Kind == yaml.AliasNode
+	if scalar && (k.Value != "" || path != "") {
+		return true
+	}
+	msg := "a key must be a name, not a list or a mapping"
+	if scalar {
+		msg = "a key must be a name, not empty"
+	}
+	if path == "" {
+		msg = fmt.Sprintf("line %d: %s", k.Line, msg)
+	}
+	*kc.errs = append(*kc.errs, &Error{Path: path, Line: k.Line, Msg: msg})
+	return false
+}
+
+// isWithin reports whether path is parent or below it.
+func isWithin(path, parent string) bool {
+	if parent == "" || path == parent {
+		return true
+	}
+	return strings.HasPrefix(path, parent) && (path[len(parent)] == '.' || path[len(parent)] == '[')
 }
 
 func join(path, key string) string {
@@ -161,38 +292,16 @@ func join(path, key string) string {
 	return path + "." + key
 }
 
-// lineIndex maps each line to the key path of the first value on it, so
-// that yaml's "line 12: cannot unmarshal" becomes a key path.
-func lineIndex(root *yaml.Node) map[int]string {
-	out := map[int]string{}
-	var walk func(n *yaml.Node, path string)
-	walk = func(n *yaml.Node, path string) {
-		if _, ok := out[n.Line]; !ok {
-			out[n.Line] = path
-		}
-		switch n.Kind {
-		case yaml.MappingNode:
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				p := join(path, n.Content[i].Value)
-				out[n.Content[i].Line] = p
-				walk(n.Content[i+1], p)
-			}
-		case yaml.SequenceNode:
-			for i, c := range n.Content {
-				walk(c, fmt.Sprintf("%s[%d]", path, i))
-			}
-		}
-	}
-	walk(root, "")
-	return out
-}
-
 var lineRe = regexp.MustCompile(`^line (\d+): (.*)$`)
 
-func typeError(msg string, lines map[int]string) *Error {
+// typeError turns one of yaml's "line 12: cannot unmarshal …" messages
+// into an Error at the key of the value that does not decode. perLine
+// counts the messages already placed on each line, so that two bad values
+// on one line are blamed on one each.
+func (kc *keyChecker) typeError(msg string, perLine map[int]int) *Error {
 	m := lineRe.FindStringSubmatch(msg)
 	if m == nil {
-		return &Error{Msg: msg}
+		return kc.locateFailure(errors.New(msg))
 	}
 	line, _ := strconv.Atoi(m[1])
 	text := m[2]
@@ -200,7 +309,84 @@ func typeError(msg string, lines map[int]string) *Error {
 	text = strings.Replace(text, "cannot unmarshal !!str", "expected a different type, got string", 1)
 	text = strings.Replace(text, "cannot unmarshal !!map into", "expected a scalar or list, got a mapping; Go type", 1)
 	text = strings.Replace(text, "cannot unmarshal !!seq into", "expected a scalar or mapping, got a list; Go type", 1)
-	return &Error{Path: lines[line], Line: line, Msg: text}
+
+	// The values written on the line that fail to decode, innermost only.
+	var failing []int
+	for i, v := range kc.values {
+		if v.n.Line == line && v.path != "" && v.fails() {
+			failing = append(failing, i)
+		}
+	}
+	var leaves []int
+	for _, i := range failing {
+		inner := false
+		for _, j := range failing {
+			inner = inner || (j != i && isWithin(kc.values[j].path, kc.values[i].path))
+		}
+		if !inner {
+			leaves = append(leaves, i)
+		}
+	}
+	if len(leaves) > 0 {
+		v := kc.values[leaves[min(perLine[line], len(leaves)-1)]]
+		perLine[line]++
+		return &Error{Path: v.path, Line: line, Msg: text}
+	}
+	// Nothing on the line fails alone (a key given twice): the key written
+	// on that line, when it is the only key there.
+	path := ""
+	if kc.keysOn(line) == 1 {
+		for _, v := range kc.values {
+			if v.keyLine == line {
+				path = v.path
+			}
+		}
+	}
+	if path == "" {
+		return &Error{Line: line, Msg: fmt.Sprintf("line %d: %s", line, text)}
+	}
+	return &Error{Path: path, Line: line, Msg: text}
+}
+
+// keysOn counts the keys written on a line, anywhere in the document.
+func (kc *keyChecker) keysOn(line int) int {
+	n := 0
+	var walk func(*yaml.Node)
+	walk = func(nd *yaml.Node) {
+		for i, c := range nd.Content {
+			if nd.Kind == yaml.MappingNode && i%2 == 0 && c.Line == line {
+				n++
+			}
+			walk(c)
+		}
+	}
+	walk(kc.values[0].n)
+	return n
+}
+
+// locateFailure places an error that yaml gives without a line at the
+// innermost value that fails to decode on its own.
+func (kc *keyChecker) locateFailure(err error) *Error {
+	failed := make([]bool, len(kc.values))
+	at := -1
+	for i, v := range kc.values {
+		if (v.parent < 0 || failed[v.parent]) && v.fails() {
+			failed[i] = true
+			if v.path != "" {
+				at = i
+			}
+		}
+	}
+	text := strings.TrimPrefix(err.Error(), "yaml: ")
+	if at < 0 {
+		return &Error{Msg: "mapping file cannot be decoded: " + text}
+	}
+	v := kc.values[at]
+	return &Error{Path: v.path, Line: v.n.Line, Msg: text}
+}
+
+func (v typedValue) fails() bool {
+	return v.badMerge || v.n.Decode(reflect.New(v.t).Interface()) != nil
 }
 
 // suggest returns the known name closest to s when it is close enough to

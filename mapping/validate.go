@@ -2,6 +2,7 @@ package mapping
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -81,6 +82,11 @@ func parseOffset(s string) (int64, error) {
 		n, err := strconv.ParseInt(strings.TrimSpace(d), 10, 64)
 		if err != nil {
 			return 0, fmt.Errorf("invalid offset %q: days must be a whole number, e.g. 7d", s)
+		}
+		// The range of the hour form (a time.Duration), so that n*86400
+		// cannot wrap around to a date in the past.
+		if maxDays := int64(math.MaxInt64 / (24 * time.Hour)); n > maxDays || n < -maxDays {
+			return 0, fmt.Errorf("invalid offset %q: at most %dd", s, maxDays)
 		}
 		return n * 86400, nil
 	}
