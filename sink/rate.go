@@ -16,13 +16,13 @@ import (
 // writers does not collapse it; while writes succeed it raises the rate by
 // 5% a second, never above the cap.
 //
-// Each cut is an experiment: if the share of throttled requests in the
-// first full second after it is not clearly lower, the throttling was not
-// caused by the rate (a partition split, a neighbour, a flaky path), so the
-// cut is undone and the next one waits twice as long, up to maxCooldown; a
-// cut that helped halves the wait.
-// Without this a steady trickle of throttles unrelated to the rate would
-// ratchet the rate down to minRate and stall the run.
+// Each cut is an experiment: if the share of throttled requests over the
+// second (and at least minJudged requests) after it has not halved, the
+// throttling was not caused by the rate (a partition split, a neighbour, a
+// flaky path), so the cut is undone and the next one waits twice as long,
+// up to maxCooldown; a cut that helped halves the wait. Without this a
+// steady trickle of throttles unrelated to the rate would ratchet the rate
+// down to minRate and stall the run.
 type AdaptiveRate struct {
 	mu        sync.Mutex
 	max       float64 // hard cap; 0 = none
@@ -38,13 +38,13 @@ type AdaptiveRate struct {
 	cuts     int64
 	// throttled share: requests acknowledged and throttled in the current
 	// and the last full window (before a cut), or since the cut (after).
-	ok, throttled         [2]int // [0]: current window, [1]: last window
-	probing               bool
-	afterOK, afterThrottl int
-	beforeCut             float64 // the rate before the pending cut
-	shareCut              float64 // the throttled share that caused it
-	cooldown              time.Duration
-	undone                int64
+	ok, throttled           [2]int // [0]: current window, [1]: last window
+	probing                 bool
+	afterOK, afterThrottled int
+	beforeCut               float64 // the rate before the pending cut
+	shareCut                float64 // the throttled share that caused it
+	cooldown                time.Duration
+	undone                  int64
 }
 
 const (
@@ -141,7 +141,7 @@ func (a *AdaptiveRate) Throttled() {
 	a.tick(t)
 	a.throttled[0]++
 	if a.probing {
-		a.afterThrottl++
+		a.afterThrottled++
 		a.judge(t)
 		return
 	}
@@ -157,7 +157,7 @@ func (a *AdaptiveRate) Throttled() {
 	if math.IsInf(base, 1) {
 		base = unknownStart
 	}
-	a.probing, a.afterOK, a.afterThrottl = true, 0, 0
+	a.probing, a.afterOK, a.afterThrottled = true, 0, 0
 	a.beforeCut = a.cur
 	a.shareCut = share(a.ok[0]+a.ok[1], a.throttled[0]+a.throttled[1])
 	a.set(max(base*0.75, minRate))
@@ -176,11 +176,11 @@ func share(ok, throttled int) float64 {
 // requests have passed since the cut: keep the cut if the throttled share
 // fell, undo it if not.
 func (a *AdaptiveRate) judge(t time.Time) {
-	if t.Sub(a.lastCut) < time.Second || a.afterOK+a.afterThrottl < minJudged {
+	if t.Sub(a.lastCut) < time.Second || a.afterOK+a.afterThrottled < minJudged {
 		return
 	}
 	a.probing = false
-	if share(a.afterOK, a.afterThrottl) < a.shareCut*helpedBelow {
+	if share(a.afterOK, a.afterThrottled) < a.shareCut*helpedBelow {
 		// One success by chance must not undo many failures: halve.
 		a.cooldown = max(a.cooldown/2, minCooldown)
 		return

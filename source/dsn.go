@@ -41,11 +41,12 @@ func ParseDSN(driver, raw string) (DSN, error) {
 	d := DSN{driver: driver, raw: raw}
 	switch driver {
 	case "postgres":
-		if _, err := pgconn.ParseConfig(raw); err != nil {
+		cfg, err := pgconn.ParseConfig(raw)
+		if err != nil {
 			// pgx's message may quote the DSN; do not pass it on.
 			return DSN{}, errors.New("invalid PostgreSQL DSN (expected postgres://user:password@host:port/database?sslmode=… or host=… user=… dbname=…)")
 		}
-		d.password = postgresPassword(raw)
+		d.password = postgresPassword(raw, cfg)
 	case "mysql":
 		if strings.HasPrefix(raw, "mysql://") {
 			conv, err := mysqlURLToDSN(raw)
@@ -161,16 +162,14 @@ func (d DSN) Identity() string {
 
 var kvPassword = regexp.MustCompile(`(?:^|\s)password\s*=\s*('(?:[^'\\]|\\.)*'|\S+)`)
 
-func postgresPassword(raw string) string {
+func postgresPassword(raw string, cfg *pgconn.Config) string {
 	p := dsnPostgresPassword(raw)
 	// Prefer the password as pgx will send it, which is what a server's
 	// message may quote: pgx decodes URLs as libpq does (+ is a plus sign,
 	// not a space as net/url has it). Only when the DSN has one: pgx would
 	// otherwise fill in PGPASSWORD or the passfile's.
-	if p != "" {
-		if cfg, err := pgconn.ParseConfig(raw); err == nil && cfg.Password != "" {
-			return cfg.Password
-		}
+	if p != "" && cfg.Password != "" {
+		return cfg.Password
 	}
 	return p
 }

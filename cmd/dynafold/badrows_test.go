@@ -16,6 +16,7 @@ import (
 
 	"github.com/dynafold/dynafold/internal/clitest"
 	"github.com/dynafold/dynafold/internal/testenv"
+	"github.com/dynafold/dynafold/pipeline"
 )
 
 // badRowsCase is one row of testdata/badrows that cannot become a DynamoDB
@@ -108,33 +109,6 @@ func badRowsTable(t *testing.T, items []string) []string {
 	return lines
 }
 
-// badRowsReport is the part of --report these tests read.
-type badRowsReport struct {
-	RunID    string `json:"run_id"`
-	ExitCode int    `json:"exit_code"`
-	Error    string `json:"error"`
-	Summary  struct {
-		RejectFile string `json:"reject_file"`
-		Total      struct {
-			RowsRead     int64 `json:"rows_read"`
-			ItemsWritten int64 `json:"items_written"`
-			Rejected     int64 `json:"rejected"`
-			Skipped      int64 `json:"skipped"`
-		} `json:"total"`
-	} `json:"summary"`
-}
-
-// badRowsRecord is one line of the reject file.
-type badRowsRecord struct {
-	Time      string                     `json:"time"`
-	RunID     string                     `json:"run_id"`
-	Entity    string                     `json:"entity"`
-	SourceKey map[string]json.RawMessage `json:"source_key"`
-	Attribute string                     `json:"attribute"`
-	Reason    string                     `json:"reason"`
-	Row       map[string]json.RawMessage `json:"row"`
-}
-
 // A row that cannot become a valid DynamoDB item goes through the entity's
 // error policy, from PostgreSQL and from MariaDB: every kind of bad row
 // (a NULL or empty key, a key or item over DynamoDB's limits, a number
@@ -174,7 +148,7 @@ func TestBadRows(t *testing.T) {
 			}
 			// migrate runs in a fresh directory (no checkpoint) and returns
 			// the result, the report and the default reject file's path.
-			migrate := func(t *testing.T, cfg string, extra ...string) (clitest.Result, badRowsReport, string) {
+			migrate := func(t *testing.T, cfg string, extra ...string) (clitest.Result, runReport, string) {
 				dir := t.TempDir()
 				report := filepath.Join(dir, "report.json")
 				args := append([]string{"migrate", "--config", cfg, "--source-dsn", dsn, "--endpoint", endpoint, "--table", table,
@@ -182,7 +156,7 @@ func TestBadRows(t *testing.T) {
 				r := clitest.Run(t, dir, nil, args...)
 				data, err := os.ReadFile(report)
 				require.NoError(t, err, r.Output())
-				var rep badRowsReport
+				var rep runReport
 				require.NoError(t, json.Unmarshal(data, &rep), string(data))
 				require.Equal(t, r.Code, rep.ExitCode)
 				return r, rep, filepath.Join(dir, ".dynafold", table+".rejects.jsonl")
@@ -193,39 +167,37 @@ func TestBadRows(t *testing.T) {
 
 			// Every run below writes only good items, so the table always
 			// holds exactly them once a run has finished.
-			t.Run("skip", func(t *testing.T) {
-				r, rep, rejects := migrate(t, config(t, "skip", ""))
+			finished := func(t *testing.T, r clitest.Result, rep runReport, rejected, skipped int) {
+				t.Helper()
 				require.Equal(t, exitRejected, r.Code, r.Output())
-				require.Contains(t, r.Stderr, "finished with 0 rejected and 9 skipped rows")
+				require.Contains(t, r.Stderr, fmt.Sprintf("finished with %d rejected and %d skipped rows", rejected, skipped))
 				require.EqualValues(t, rows, rep.Summary.Total.RowsRead)
 				require.EqualValues(t, len(good), rep.Summary.Total.ItemsWritten)
-				require.EqualValues(t, len(badRowsCases), rep.Summary.Total.Skipped)
-				require.Zero(t, rep.Summary.Total.Rejected)
+				require.EqualValues(t, rejected, rep.Summary.Total.Rejected)
+				require.EqualValues(t, skipped, rep.Summary.Total.Skipped)
+				require.Equal(t, want, badRowsTable(t, testenv.ScanItems(t, client, table)))
+			}
+			t.Run("skip", func(t *testing.T) {
+				r, rep, rejects := migrate(t, config(t, "skip", ""))
+				finished(t, r, rep, 0, len(badRowsCases))
 				require.NoFileExists(t, rejects, "skip writes no reject file")
 				require.Empty(t, rep.Summary.RejectFile, "and names none")
 				require.NotContains(t, r.Stdout, "rejected rows:")
-				require.Equal(t, want, badRowsTable(t, testenv.ScanItems(t, client, table)))
 			})
 
 			t.Run("reject", func(t *testing.T) {
 				r, rep, rejects := migrate(t, config(t, "reject", ""))
-				require.Equal(t, exitRejected, r.Code, r.Output())
-				require.Contains(t, r.Stderr, "finished with 9 rejected and 0 skipped rows")
-				require.EqualValues(t, rows, rep.Summary.Total.RowsRead)
-				require.EqualValues(t, len(good), rep.Summary.Total.ItemsWritten)
-				require.EqualValues(t, len(badRowsCases), rep.Summary.Total.Rejected)
-				require.Zero(t, rep.Summary.Total.Skipped)
+				finished(t, r, rep, len(badRowsCases), 0)
 				require.Equal(t, filepath.Join(".dynafold", table+".rejects.jsonl"), rep.Summary.RejectFile)
-				require.Equal(t, want, badRowsTable(t, testenv.ScanItems(t, client, table)))
 
 				f, err := os.Open(rejects)
 				require.NoError(t, err)
 				defer f.Close()
-				got := map[int]badRowsRecord{}
+				got := map[int]pipeline.RejectRecord{}
 				sc := bufio.NewScanner(f)
 				sc.Buffer(make([]byte, 1<<20), 1<<20)
 				for sc.Scan() {
-					var rec badRowsRecord
+					var rec pipeline.RejectRecord
 					require.NoError(t, json.Unmarshal(sc.Bytes(), &rec))
 					var id int
 					require.NoError(t, json.Unmarshal(rec.SourceKey["id"], &id))
@@ -239,7 +211,7 @@ func TestBadRows(t *testing.T) {
 					rec, ok := got[c.id]
 					require.True(t, ok, "%s: row id=%d is not in the reject file", c.name, c.id)
 					require.Equal(t, "part", rec.Entity, c.name)
-					require.NotEmpty(t, rec.Time, c.name)
+					require.False(t, rec.Time.IsZero(), c.name)
 					require.Equal(t, rep.RunID, rec.RunID, "%s: the line names the run", c.name)
 					require.Equal(t, c.attr, rec.Attribute, c.name)
 					require.Regexp(t, "^"+c.reason+"$", rec.Reason, c.name)

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -13,44 +11,6 @@ import (
 	"github.com/dynafold/dynafold/internal/faultproxy"
 	"github.com/dynafold/dynafold/internal/testenv"
 )
-
-// faultReport is the part of --report the fault tests read.
-type faultReport struct {
-	ExitCode int `json:"exit_code"`
-	Summary  struct {
-		Total struct {
-			RowsRead     int64 `json:"rows_read"`
-			ItemsWritten int64 `json:"items_written"`
-			Rejected     int64 `json:"rejected"`
-			Skipped      int64 `json:"skipped"`
-			Retried      int64 `json:"retried_requests"`
-			Throttled    int64 `json:"throttled_requests"`
-			ReadRetries  int64 `json:"source_reconnects"`
-		} `json:"total"`
-		Writes struct {
-			Requests         int64 `json:"requests"`
-			Retried          int64 `json:"retried_requests"`
-			Throttled        int64 `json:"throttled_requests"`
-			UnprocessedItems int64 `json:"unprocessed_items"`
-			Items            int64 `json:"items_written"`
-			RateCuts         int64 `json:"rate_cuts"`
-			RateCutsUndone   int64 `json:"rate_cuts_undone"`
-		} `json:"writes"`
-		Snapshot struct {
-			Shared bool   `json:"shared"`
-			ID     string `json:"id"`
-		} `json:"snapshot"`
-	} `json:"summary"`
-}
-
-func readFaultReport(t *testing.T, path string) faultReport {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	var r faultReport
-	require.NoError(t, json.Unmarshal(data, &r), string(data))
-	return r
-}
 
 // Every fault a real DynamoDB table and the network in front of it produce,
 // all at once, on a 100,000-item migration (20,000 from MariaDB): partial
@@ -116,17 +76,17 @@ func TestMigrateThroughInjectedFaultsLosesNothing(t *testing.T) {
 			// and then; the proxy answers 502, one more fault to retry.
 			require.Less(t, st.BackendErrors, st.Forwarded/100, "dynalite answered nearly every forwarded request")
 
-			rep := readFaultReport(t, report)
+			rep := readReport(t, report)
 			require.Equal(t, 0, rep.ExitCode)
 			tot := rep.Summary.Total
-			t.Logf("summary: %+v; writes: %+v", tot, rep.Summary.Writes)
+			t.Logf("summary: %+v; writes: %+v", tot, rep.Summary.Sink)
 			require.EqualValues(t, 10*portfolios, tot.RowsRead)
 			require.EqualValues(t, 10*portfolios, tot.ItemsWritten, "every item acknowledged exactly once")
 			require.Zero(t, tot.Rejected+tot.Skipped)
 			require.Positive(t, tot.Retried, "the summary counts retried requests")
 			require.Positive(t, tot.Throttled, "the summary counts throttled requests")
-			require.Positive(t, rep.Summary.Writes.UnprocessedItems, "unprocessed items were resent")
-			w := rep.Summary.Writes
+			require.Positive(t, rep.Summary.Sink.UnprocessedItems, "unprocessed items were resent")
+			w := rep.Summary.Sink
 			require.Equal(t, st.Eligible, w.Requests, "every request the proxy saw is counted")
 			require.EqualValues(t, 10*portfolios, w.Items)
 			require.Equal(t, st.PartialHeldBack, w.UnprocessedItems, "every held-back item was counted and sent again")

@@ -311,23 +311,14 @@ func TestPlanWriteUnitsMatchMigrate(t *testing.T) {
 			dir := t.TempDir()
 			r = clitest.Run(t, dir, nil, append([]string{"migrate", "--progress", "none", "--report", "r.json"}, flags...)...)
 			require.Equal(t, 0, r.Code, r.Output())
-			data, err := os.ReadFile(filepath.Join(dir, "r.json"))
-			require.NoError(t, err)
-			var mig struct {
-				Summary struct {
-					Writes struct {
-						WriteUnits int64 `json:"write_units"`
-					} `json:"writes"`
-				} `json:"summary"`
-			}
-			require.NoError(t, json.Unmarshal(data, &mig))
-			require.Equal(t, rep.Estimates.WriteUnits.Table, mig.Summary.Writes.WriteUnits)
+			mig := readReport(t, filepath.Join(dir, "r.json"))
+			require.Equal(t, rep.Estimates.WriteUnits.Table, mig.Summary.Sink.WriteUnits)
 
 			// Against the existing table the plan still holds, and the
 			// report written with --report carries it.
 			r = clitest.Run(t, dir, nil, append([]string{"plan", "--report", "p.json"}, flags...)...)
 			require.Equal(t, 0, r.Code, r.Output())
-			data, err = os.ReadFile(filepath.Join(dir, "p.json"))
+			data, err := os.ReadFile(filepath.Join(dir, "p.json"))
 			require.NoError(t, err)
 			var saved struct {
 				Command  string      `json:"command"`

@@ -15,25 +15,19 @@ import (
 
 	"github.com/dynafold/dynafold/internal/clitest"
 	"github.com/dynafold/dynafold/internal/testenv"
+	"github.com/dynafold/dynafold/pipeline"
 )
 
-// runReport is the part of --report the tests read.
+// runReport is --report as the tests read it: the summary decodes into the
+// type migrate writes it from.
 type runReport struct {
-	RunID       string `json:"run_id"`
-	Fingerprint string `json:"mapping_fingerprint"`
-	ExitCode    int    `json:"exit_code"`
-	Started     string `json:"started"`
-	Ended       string `json:"ended"`
-	Summary     struct {
-		Resumed     bool `json:"resumed"`
-		Interrupted bool `json:"interrupted"`
-		Total       struct {
-			RowsRead        int64 `json:"rows_read"`
-			ItemsWritten    int64 `json:"items_written"`
-			CheckpointRows  int64 `json:"checkpoint_rows"`
-			CheckpointItems int64 `json:"checkpoint_items"`
-		} `json:"total"`
-	} `json:"summary"`
+	RunID       string            `json:"run_id"`
+	Fingerprint string            `json:"mapping_fingerprint"`
+	ExitCode    int               `json:"exit_code"`
+	Error       string            `json:"error"`
+	Started     string            `json:"started"`
+	Ended       string            `json:"ended"`
+	Summary     *pipeline.Summary `json:"summary"`
 }
 
 func readReport(t *testing.T, path string) runReport {
@@ -41,7 +35,8 @@ func readReport(t *testing.T, path string) runReport {
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	var r runReport
-	require.NoError(t, json.Unmarshal(data, &r))
+	require.NoError(t, json.Unmarshal(data, &r), string(data))
+	require.NotNil(t, r.Summary, string(data))
 	return r
 }
 

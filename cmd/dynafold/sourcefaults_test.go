@@ -145,7 +145,7 @@ func TestSourceConnectionKilledIsReadAgain(t *testing.T) {
 			require.Positive(t, killed, "the test killed reading connections")
 			require.Equal(t, 0, exitOf(<-done), out.String())
 
-			rep := readFaultReport(t, report)
+			rep := readReport(t, report)
 			t.Logf("killed %d connections; summary %+v", killed, rep.Summary.Total)
 			require.Positive(t, rep.Summary.Total.ReadRetries, "the summary counts the reconnections")
 			require.EqualValues(t, 10*faultPortfolios, rep.Summary.Total.RowsRead, "every row read exactly once")
@@ -228,7 +228,7 @@ COMMIT;`, n, old))
 		}
 	}
 	require.Equal(t, 0, exitOf(err), out.String())
-	rep := readFaultReport(t, report)
+	rep := readReport(t, report)
 	t.Logf("%d transactions committed during the run; snapshot %+v", commits, rep.Summary.Snapshot)
 	require.GreaterOrEqual(t, commits, 5, "the source changed while the run read it")
 	require.True(t, rep.Summary.Snapshot.Shared)
