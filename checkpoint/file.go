@@ -180,7 +180,7 @@ func (f *FileStore) Flush(context.Context) error {
 	if err != nil {
 		return fmt.Errorf("encoding checkpoint: %w", err)
 	}
-	return writeAtomic(f.path, data)
+	return WriteAtomic(f.path, data)
 }
 
 // Finish implements Store.
@@ -221,7 +221,9 @@ func (f *FileStore) Started() time.Time {
 	return f.doc.Started
 }
 
-func writeAtomic(path string, data []byte) error {
+// WriteAtomic replaces path with data durably: a temporary file, fsync,
+// rename, directory fsync. A crash leaves the old file or the new one.
+func WriteAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating checkpoint directory: %w", err)

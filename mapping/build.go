@@ -30,6 +30,10 @@ type Item struct {
 	// Origin is set by the pipeline to route the write acknowledgement back
 	// to the source row; mapping never reads it.
 	Origin any
+	// Delete makes the write a DeleteRequest for the item's key: Attrs then
+	// holds only the key attributes (live sync removes items a row no
+	// longer produces).
+	Delete bool
 }
 
 // PartitionKey returns the partition-key part of Key.

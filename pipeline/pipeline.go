@@ -64,6 +64,18 @@ type Options struct {
 	ExactCounts bool
 	Progress    Progress
 	Logger      *slog.Logger
+	// OnBuilt, when set, is called by the builders with each chunk of rows
+	// whose items are built, before any of those items is sent to the
+	// sink; an error stops the run. Live sync records there which item
+	// keys each row produces. It is called concurrently.
+	OnBuilt func(rows []BuiltRow) error
+}
+
+// BuiltRow is one source row and the items built from it.
+type BuiltRow struct {
+	Entity *mapping.EntityPlan
+	Key    []value.Value
+	Items  []mapping.Item
 }
 
 func (o *Options) defaults() {
@@ -429,6 +441,11 @@ func (r *run) builder(ctx context.Context, in <-chan []*ticket, out chan<- []*ma
 				slab[i].Origin = tk
 			}
 		}
+		if r.opts.OnBuilt != nil {
+			if err := r.onBuilt(built, slab); err != nil {
+				return err
+			}
+		}
 		// Pointers are taken only now: Build may have moved the slab.
 		ready, err := r.dedupe.filter(ctx, slab, out)
 		if err != nil {
@@ -448,6 +465,19 @@ func (r *run) builder(ctx context.Context, in <-chan []*ticket, out chan<- []*ma
 		}
 	}
 	return nil
+}
+
+// onBuilt hands the chunk's built rows to Options.OnBuilt. The items of
+// one chunk sit in slab in the order of built.
+func (r *run) onBuilt(built []*ticket, slab []mapping.Item) error {
+	rows := make([]BuiltRow, len(built))
+	at := 0
+	for i, tk := range built {
+		n := int(tk.items)
+		rows[i] = BuiltRow{Entity: tk.ent.plan, Key: tk.row[:len(tk.ent.plan.Query.Key)], Items: slab[at : at+n]}
+		at += n
+	}
+	return r.opts.OnBuilt(rows)
 }
 
 // reject applies the entity's error policy to a row that cannot be written.

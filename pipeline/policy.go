@@ -149,3 +149,19 @@ func plainJSON(v value.Value) json.RawMessage {
 	}
 	return b
 }
+
+// RejectFile appends rows rejected under on_error: reject to a reject file,
+// for commands that apply the policy themselves (live sync).
+type RejectFile struct{ p *policy }
+
+// NewRejectFile appends to path (created on the first row).
+func NewRejectFile(path, runID string) *RejectFile {
+	p, _ := newPolicy(path, runID, 0, false)
+	return &RejectFile{p: p}
+}
+
+// Write appends one rejected row.
+func (f *RejectFile) Write(rerr *mapping.RowError) error { return f.p.write(rerr) }
+
+// Close closes the file.
+func (f *RejectFile) Close() { f.p.close() }

@@ -88,7 +88,7 @@ start_postgres() {
 	touch "$STATE/pg.log" && chown "$user" "$STATE/pg.log" 2>/dev/null || true
 	# fsync and friends are off: these are throwaway test databases.
 	as_pg "$user" "$bin/pg_ctl" -D "$STATE/pg" -l "$STATE/pg.log" -w -t 60 start -o \
-		"-p $PG_PORT -k $STATE/pg -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c shared_buffers=256MB" >/dev/null ||
+		"-p $PG_PORT -k $STATE/pg -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c shared_buffers=256MB -c wal_level=logical -c max_replication_slots=64 -c max_wal_senders=64" >/dev/null ||
 		{ tail -n 30 "$STATE/pg.log" >&2; die "PostgreSQL did not start"; }
 	log "PostgreSQL started on 127.0.0.1:$PG_PORT"
 }

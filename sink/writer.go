@@ -110,6 +110,10 @@ func (w *DynamoWriter) Write(ctx context.Context, batch []*mapping.Item, res Res
 		}
 		reqs := make([]types.WriteRequest, len(pending))
 		for i, it := range pending {
+			if it.Delete {
+				reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: it.Attrs}}
+				continue
+			}
 			reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: it.Attrs}}
 		}
 		w.requests.Add(1)
@@ -214,10 +218,16 @@ func (w *DynamoWriter) leftOver(pending []*mapping.Item, reqs []types.WriteReque
 	}
 	left := make([]*mapping.Item, 0, len(reqs))
 	for _, r := range reqs {
-		if r.PutRequest == nil {
+		var attrs map[string]types.AttributeValue
+		switch {
+		case r.PutRequest != nil:
+			attrs = r.PutRequest.Item
+		case r.DeleteRequest != nil:
+			attrs = r.DeleteRequest.Key
+		default:
 			continue
 		}
-		it, ok := byKey[w.keyText(r.PutRequest.Item)]
+		it, ok := byKey[w.keyText(attrs)]
 		if !ok {
 			// Unrecognisable: resend everything rather than lose an item.
 			return pending

@@ -38,6 +38,10 @@ type SnapshotOptions struct {
 	// Readers is how many Read calls may run at once; drivers size their
 	// connection pools from it.
 	Readers int
+	// Import, when set, is a snapshot exported elsewhere (a replication
+	// slot's) that every reader imports instead of one this run exports;
+	// its exporter must keep it alive while the run reads.
+	Import string
 }
 
 // Snapshot is one consistent view of the source. Its methods may be called

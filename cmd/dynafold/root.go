@@ -106,7 +106,7 @@ found · 4 interrupted (checkpoint saved, resumable) · 5 finished with rejected
 	pf.String("log-level", "warn", "log level: debug, info, warn or error")
 	pf.String("cpuprofile", "", "write a CPU profile to this file (for development)")
 	_ = pf.MarkHidden("cpuprofile")
-	root.AddCommand(a.tableCommand(), a.migrateCommand(), a.planCommand(), a.verifyCommand(), a.diffCommand(), a.dumpCommand(), a.patternsCommand())
+	root.AddCommand(a.tableCommand(), a.migrateCommand(), a.syncCommand(), a.planCommand(), a.verifyCommand(), a.diffCommand(), a.dumpCommand(), a.patternsCommand())
 	return root
 }
 

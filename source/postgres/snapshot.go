@@ -32,7 +32,14 @@ type snapshot struct {
 var snapshotIDRe = regexp.MustCompile(`^[0-9A-F]+-[0-9A-F]+(-[0-9]+)?$`)
 
 // Snapshot implements source.Source.
-func (s *Source) Snapshot(ctx context.Context, _ source.SnapshotOptions) (source.Snapshot, error) {
+func (s *Source) Snapshot(ctx context.Context, opts source.SnapshotOptions) (source.Snapshot, error) {
+	if opts.Import != "" {
+		if !snapshotIDRe.MatchString(opts.Import) {
+			return nil, fmt.Errorf("snapshot name %q is not one PostgreSQL exports", opts.Import)
+		}
+		return &snapshot{src: s, id: opts.Import, info: source.SnapshotInfo{Shared: true, ID: opts.Import,
+			Note: "every reader imports the snapshot exported when the replication slot was created"}}, nil
+	}
 	hold, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("opening snapshot: %w", s.dsn.RedactError(err))

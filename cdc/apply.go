@@ -1,0 +1,338 @@
+package cdc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/sink"
+	"github.com/dynafold/dynafold/source"
+	"github.com/dynafold/dynafold/value"
+)
+
+// readChunk bounds the tuples of one IN list: large enough to amortize a
+// round trip, small enough for any planner and for MySQL's packet size.
+const readChunk = 500
+
+// affected is, per entity, the rows to re-derive, by encoded key.
+type affected map[*mapping.EntityPlan]map[string][]value.Value
+
+func (a affected) add(ep *mapping.EntityPlan, key []value.Value) {
+	m := a[ep]
+	if m == nil {
+		m = map[string][]value.Value{}
+		a[ep] = m
+	}
+	k := string(rowKey(key))
+	if _, ok := m[k]; !ok {
+		m[k] = slices.Clone(key)
+	}
+}
+
+// derived is one entity row as it is now: its items (none when the row is
+// gone, filtered out or rejected).
+type derived struct {
+	entity *mapping.EntityPlan
+	key    []byte
+	items  []mapping.Item
+	old    []string
+}
+
+// round applies a group of whole transactions.
+type round struct {
+	e      *engine
+	txns   []*source.Txn
+	counts Counters
+}
+
+// apply re-derives every row the round's changes touch and writes the
+// difference. It returns once DynamoDB has acknowledged every write and the
+// row index records the result.
+func (r *round) apply(ctx context.Context) error {
+	aff := affected{}
+	fan := map[*dep][][]value.Value{}
+	for _, t := range r.txns {
+		r.counts.Transactions++
+		for _, ch := range t.Changes {
+			r.counts.Changes++
+			if ch.Op == source.Truncate {
+				return &TruncateError{Table: ch.Table}
+			}
+			for _, d := range r.e.graph.byTable[ch.Table] {
+				for _, img := range []map[string]value.Value{ch.Old, ch.New} {
+					vals, ok := pick(img, d.cols)
+					if !ok {
+						continue
+					}
+					switch d.kind {
+					case depBase, depNest:
+						aff.add(d.entity, vals)
+					case depJoin:
+						fan[d] = append(fan[d], vals)
+						r.counts.ChangesFanned++
+					}
+				}
+			}
+		}
+	}
+	rd, err := r.e.job.Reader.Current(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the source: %w", err)
+	}
+	defer rd.Close()
+	for d, tuples := range fan {
+		for chunk := range slices.Chunk(dedupeTuples(tuples), readChunk) {
+			err := rd.MatchKeys(ctx, d.entity.Query, source.Match{Columns: d.refs, Tuples: chunk}, func(key []value.Value) error {
+				aff.add(d.entity, key)
+				return nil
+			})
+			if err != nil {
+				return fmt.Errorf("finding the %s rows that join %s: %w", d.entity.Name, d.alias, err)
+			}
+		}
+	}
+	var rows []*derived
+	for _, ep := range r.e.plan.Entities {
+		keys := aff[ep]
+		if len(keys) == 0 {
+			continue
+		}
+		got, err := r.derive(ctx, rd, ep, keys)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, got...)
+	}
+	r.counts.RowsDerived += int64(len(rows))
+	return r.write(ctx, rows)
+}
+
+// derive reads an entity's affected rows as they are now and builds their
+// items. A key that reads no row yields a row with no items.
+func (r *round) derive(ctx context.Context, rd source.Reader, ep *mapping.EntityPlan, keys map[string][]value.Value) ([]*derived, error) {
+	var nests []*source.Query
+	for _, np := range ep.Nests() {
+		nests = append(nests, np.Query)
+	}
+	all := make([][]value.Value, 0, len(keys))
+	for _, k := range keys {
+		all = append(all, k)
+	}
+	nkey := len(ep.Query.Key)
+	found := map[string]*derived{}
+	for chunk := range slices.Chunk(all, readChunk) {
+		err := rd.ReadKeys(ctx, ep.Query, nests, chunk, func(row value.Row, nested [][]value.Row) error {
+			k := rowKey(row[:nkey])
+			d := &derived{entity: ep, key: k}
+			items, err := ep.BuildNested(row, nested, nil, nil)
+			if err != nil {
+				if perr := r.e.rowFailed(ep, row, err); perr != nil {
+					return perr
+				}
+				r.counts.RowsRejected++
+				items = nil
+			}
+			d.items = items
+			found[string(k)] = d
+			return nil
+		})
+		if err != nil {
+			var re *RowFailure
+			if errors.As(err, &re) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("reading entity %s rows by key: %w", ep.Name, err)
+		}
+	}
+	out := make([]*derived, 0, len(keys))
+	for k := range keys {
+		if d := found[k]; d != nil {
+			out = append(out, d)
+			continue
+		}
+		out = append(out, &derived{entity: ep, key: []byte(k)})
+	}
+	return out, nil
+}
+
+// write records the intent in the row index, writes puts and deletes, and
+// then records the new keys.
+func (r *round) write(ctx context.Context, rows []*derived) error {
+	ix := r.e.index
+	if err := ix.view(func(tx *indexTx) error {
+		for _, d := range rows {
+			d.old = tx.keys(d.entity.Name, d.key)
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("reading the row index: %w", err)
+	}
+	puts := map[string]*mapping.Item{}
+	owner := map[string]*derived{}
+	for _, d := range rows {
+		for i := range d.items {
+			it := &d.items[i]
+			if prev, dup := owner[it.Key]; dup && prev != d {
+				return fmt.Errorf("two rows produce the item key %s: entity %s and entity %s (the mapping's keys are not unique for the source as it is now)",
+					keyText(it.Key), prev.entity.Name, d.entity.Name)
+			}
+			owner[it.Key] = d
+			puts[it.Key] = it
+		}
+	}
+	dels := map[string]bool{}
+	for _, d := range rows {
+		for _, k := range d.old {
+			if puts[k] == nil {
+				dels[k] = true
+			}
+		}
+	}
+	// Intent: every key a row had or is about to have.
+	if err := ix.update(func(tx *indexTx) error {
+		for _, d := range rows {
+			union := slices.Clone(d.old)
+			for i := range d.items {
+				if !slices.Contains(union, d.items[i].Key) {
+					union = append(union, d.items[i].Key)
+				}
+			}
+			if len(union) != len(d.old) {
+				if err := tx.set(d.entity.Name, d.key, union); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("recording write intents in the row index: %w", err)
+	}
+	ops := make([]*mapping.Item, 0, len(puts)+len(dels))
+	for _, it := range puts {
+		ops = append(ops, it)
+	}
+	for k := range dels {
+		ops = append(ops, r.e.plan.Table.DeleteItem(k))
+	}
+	if err := r.e.send(ctx, ops); err != nil {
+		return err
+	}
+	r.counts.ItemsWritten += int64(len(puts))
+	r.counts.ItemsDeleted += int64(len(dels))
+	if err := ix.update(func(tx *indexTx) error {
+		for _, d := range rows {
+			keys := make([]string, len(d.items))
+			for i := range d.items {
+				keys[i] = d.items[i].Key
+			}
+			if !slices.Equal(keys, d.old) {
+				if err := tx.set(d.entity.Name, d.key, keys); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("recording written keys in the row index: %w", err)
+	}
+	return nil
+}
+
+// send writes ops (distinct keys) with the writers in parallel and returns
+// once every one is acknowledged.
+func (e *engine) send(ctx context.Context, ops []*mapping.Item) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(e.opts.Writers)
+	res := &results{}
+	for batch := range slices.Chunk(ops, sink.MaxBatchItems) {
+		g.Go(func() error { return e.writer.Write(gctx, batch, res) })
+	}
+	if err := g.Wait(); err != nil {
+		if errors.Is(err, sink.ErrGaveUp) {
+			return &ResumableError{Err: err}
+		}
+		return err
+	}
+	if err := res.err(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// results receives the writer's outcomes for a round.
+type results struct {
+	mu     sync.Mutex
+	refuse error
+}
+
+func (r *results) Acked([]*mapping.Item) {}
+
+func (r *results) Rejected(it *mapping.Item, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.refuse == nil {
+		r.refuse = fmt.Errorf("DynamoDB refused item %s: %w", keyText(it.Key), err)
+	}
+}
+
+func (r *results) Retried([]*mapping.Item, bool) {}
+
+func (r *results) err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.refuse
+}
+
+// pick returns the values of cols in img; ok is false when the image lacks
+// one (a before-image that carries only the key) or one is NULL (a row that
+// references nothing).
+func pick(img map[string]value.Value, cols []string) ([]value.Value, bool) {
+	if img == nil {
+		return nil, false
+	}
+	out := make([]value.Value, len(cols))
+	for i, c := range cols {
+		v, ok := img[c]
+		if !ok || v.IsNull() {
+			return nil, false
+		}
+		out[i] = v
+	}
+	return out, true
+}
+
+func dedupeTuples(ts [][]value.Value) [][]value.Value {
+	seen := map[string]bool{}
+	out := ts[:0]
+	for _, t := range ts {
+		k := string(rowKey(t))
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// keyText shows an item key (partition key, NUL, sort key) to an operator.
+func keyText(k string) string {
+	pk, sk, ok := cutNUL(k)
+	if !ok {
+		return fmt.Sprintf("%q", pk)
+	}
+	return fmt.Sprintf("(%q, %q)", pk, sk)
+}
+
+func cutNUL(k string) (string, string, bool) {
+	for i := 0; i < len(k); i++ {
+		if k[i] == 0 {
+			return k[:i], k[i+1:], true
+		}
+	}
+	return k, "", false
+}

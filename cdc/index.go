@@ -1,0 +1,122 @@
+package cdc
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/dynafold/dynafold/value"
+)
+
+// rowIndex records, per entity row, the keys of the items the table holds
+// for it: what a re-derived row must delete when it no longer produces a
+// key. It lives in a local bbolt file beside the sync checkpoint.
+//
+// Writes are two-phase so that a crash never forgets a key the table may
+// hold: before a round writes, each row's entry becomes the union of its
+// old and new keys (intent); after DynamoDB acknowledges the round, the
+// entry becomes exactly the new keys. A crash between the two leaves the
+// union, so a replay deletes whatever the interrupted round may have put.
+//
+// The file is written without fsync on each commit: a killed process
+// loses nothing the kernel holds. Sync makes it durable on power loss; the
+// engine calls it before each checkpoint save, so the index is never older
+// than the position the checkpoint records.
+type rowIndex struct {
+	db *bolt.DB
+}
+
+func openIndex(path string) (*rowIndex, error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second, NoSync: true, NoFreelistSync: true})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("row index %s is locked by another process (another dynafold sync of this table?)", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening row index %s: %w", path, err)
+	}
+	return &rowIndex{db: db}, nil
+}
+
+func (ix *rowIndex) Close() error { return ix.db.Close() }
+
+// Sync makes every committed change durable.
+func (ix *rowIndex) Sync() error { return ix.db.Sync() }
+
+// update runs fn in one write transaction.
+func (ix *rowIndex) update(fn func(*indexTx) error) error {
+	return ix.db.Update(func(tx *bolt.Tx) error { return fn(&indexTx{tx: tx}) })
+}
+
+// view runs fn in one read transaction.
+func (ix *rowIndex) view(fn func(*indexTx) error) error {
+	return ix.db.View(func(tx *bolt.Tx) error { return fn(&indexTx{tx: tx}) })
+}
+
+type indexTx struct{ tx *bolt.Tx }
+
+// keys returns the item keys recorded for a row.
+func (t *indexTx) keys(entity string, row []byte) []string {
+	b := t.tx.Bucket([]byte(entity))
+	if b == nil {
+		return nil
+	}
+	return decodeKeys(b.Get(row))
+}
+
+// set records a row's item keys; none removes the row.
+func (t *indexTx) set(entity string, row []byte, keys []string) error {
+	b, err := t.tx.CreateBucketIfNotExists([]byte(entity))
+	if err != nil {
+		return err
+	}
+	if len(keys) == 0 {
+		return b.Delete(row)
+	}
+	return b.Put(row, encodeKeys(keys))
+}
+
+// rowKey encodes a source key: per column its kind and its text, length
+// prefixed, so that distinct keys never encode alike.
+func rowKey(vals []value.Value) []byte {
+	var out []byte
+	for _, v := range vals {
+		out = append(out, byte(v.Kind))
+		text := value.AppendText(nil, v)
+		out = binary.AppendUvarint(out, uint64(len(text)))
+		out = append(out, text...)
+	}
+	return out
+}
+
+func encodeKeys(keys []string) []byte {
+	n := binary.MaxVarintLen64
+	for _, k := range keys {
+		n += binary.MaxVarintLen64 + len(k)
+	}
+	out := make([]byte, 0, n)
+	out = binary.AppendUvarint(out, uint64(len(keys)))
+	for _, k := range keys {
+		out = binary.AppendUvarint(out, uint64(len(k)))
+		out = append(out, k...)
+	}
+	return out
+}
+
+func decodeKeys(b []byte) []string {
+	if len(b) == 0 {
+		return nil
+	}
+	n, w := binary.Uvarint(b)
+	b = b[w:]
+	out := make([]string, 0, n)
+	for i := uint64(0); i < n && len(b) > 0; i++ {
+		l, w := binary.Uvarint(b)
+		b = b[w:]
+		out = append(out, string(b[:l]))
+		b = b[l:]
+	}
+	return out
+}

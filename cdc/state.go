@@ -1,0 +1,88 @@
+package cdc
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/dynafold/dynafold/checkpoint"
+	"github.com/dynafold/dynafold/source"
+)
+
+// Phases of a sync.
+const (
+	// phaseLoad: the slot exists and the initial load is under way (its
+	// own checkpoint holds the shard positions).
+	phaseLoad = "load"
+	// phaseStream: the table is loaded; changes are applied from the
+	// confirmed position on.
+	phaseStream = "stream"
+)
+
+// State is the sync checkpoint (--checkpoint, .dynafold/<table>.sync.json).
+type State struct {
+	Version     int    `json:"version"`
+	Table       string `json:"table"`
+	Fingerprint string `json:"fingerprint"`
+	Source      string `json:"source"`
+	Phase       string `json:"phase"`
+	// Start is where the change stream began (the slot's consistent point).
+	Start source.Position `json:"start"`
+	// Confirmed is the position through which every change is applied and
+	// acknowledged.
+	Confirmed source.Position `json:"confirmed"`
+	Created   time.Time       `json:"created"`
+	Updated   time.Time       `json:"updated"`
+	Totals    Counters        `json:"totals"`
+}
+
+// Counters add up what sync applied, over this run or every run.
+type Counters struct {
+	Transactions  int64 `json:"transactions"`
+	Changes       int64 `json:"changes"`
+	RowsDerived   int64 `json:"rows_rederived"`
+	ItemsWritten  int64 `json:"items_written"`
+	ItemsDeleted  int64 `json:"items_deleted"`
+	RowsRejected  int64 `json:"rows_rejected"`
+	Rounds        int64 `json:"rounds"`
+	LoadedItems   int64 `json:"loaded_items,omitempty"`
+	ChangesFanned int64 `json:"changes_fanned_out"`
+}
+
+func (c *Counters) add(o Counters) {
+	c.Transactions += o.Transactions
+	c.Changes += o.Changes
+	c.RowsDerived += o.RowsDerived
+	c.ItemsWritten += o.ItemsWritten
+	c.ItemsDeleted += o.ItemsDeleted
+	c.RowsRejected += o.RowsRejected
+	c.Rounds += o.Rounds
+	c.LoadedItems += o.LoadedItems
+	c.ChangesFanned += o.ChangesFanned
+}
+
+func loadState(path string) (*State, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading sync checkpoint: %w", err)
+	}
+	var s State
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("sync checkpoint %s is not valid: %w", path, err)
+	}
+	return &s, nil
+}
+
+func (s *State) save(path string) error {
+	s.Updated = time.Now().UTC()
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	return checkpoint.WriteAtomic(path, append(b, '\n'))
+}

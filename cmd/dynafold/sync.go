@@ -1,0 +1,288 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dynafold/dynafold/cdc"
+	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/pipeline"
+	"github.com/dynafold/dynafold/sink"
+	"github.com/dynafold/dynafold/source"
+	"github.com/dynafold/dynafold/source/drivers"
+	"github.com/dynafold/dynafold/source/postgres"
+)
+
+func (a *app) syncCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sync",
+		Short: "Load the table, then keep it in step with the source's changes (live sync)",
+		Long: `Checks the source's prerequisites, creates a logical replication slot and a
+publication (dynafold_<table>), loads every entity as migrate does in the
+snapshot the slot exported, then applies every committed change to every
+item it touches, until stopped (SIGINT/SIGTERM: exit 4, resumable) or, with
+--until-caught-up, until every change committed before it started is
+applied (exit 0). Run 'dynafold sync cleanup' to drop the slot when done.
+
+Exit codes: 0 caught up · 1 failure (DDL on a mapped column, a row under
+on_error: fail) · 2 invalid usage, mapping or a missing prerequisite ·
+4 interrupted or failed resumably (state saved; run again to resume).`,
+		Example: `  dynafold sync --config configs/portfolios.yaml
+  dynafold sync --config configs/portfolios.yaml --until-caught-up   # at cutover, after writes stop
+  dynafold sync cleanup --config configs/portfolios.yaml`,
+		Args: cobra.NoArgs,
+		RunE: a.runSync,
+	}
+	f := cmd.Flags()
+	f.Int("concurrency", 4, "initial load: shards read at once")
+	f.Int("writers", 8, "BatchWriteItem requests in flight")
+	f.Int("page-size", 2000, "initial load: rows per keyset page")
+	f.Float64("max-wcu", 0, "cap on write capacity units per second (default: the table's provisioned capacity, or adaptive)")
+	f.String("checkpoint", "", "sync checkpoint (default .dynafold/<table>.sync.json; the row index and load checkpoint sit beside it)")
+	f.String("slot", "", "replication slot and publication name (default dynafold_<table>)")
+	f.Bool("until-caught-up", false, "exit 0 once every change committed before this command started is applied")
+	f.Bool("force", false, "go on with a sync checkpoint made with a different mapping")
+	f.String("reject-file", "", "JSON-lines file for rows rejected by on_error: reject (default .dynafold/<table>.rejects.jsonl)")
+	f.String("progress", "auto", "progress display: auto, tty, json or none")
+	f.Duration("grace", 5*time.Second, "after a stop signal, how long writes in flight may finish")
+	f.Int("round-changes", 5000, "changes gathered into one apply round (whole transactions)")
+	cmd.AddCommand(a.syncCleanupCommand())
+	return cmd
+}
+
+func (a *app) syncCleanupCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "cleanup",
+		Short: "Drop the replication slot, the publication and the sync checkpoint",
+		Long: `Drops what sync created: the replication slot (which otherwise keeps every
+byte of WAL since its position on the server's disk), the publication, the
+sync checkpoint, the row index and the initial load's checkpoint. The table
+is left as it is.`,
+		Example: `  dynafold sync cleanup --config configs/portfolios.yaml`,
+		Args:    cobra.NoArgs,
+		RunE:    a.runSyncCleanup,
+	}
+	f := cmd.Flags()
+	f.String("checkpoint", "", "sync checkpoint (default .dynafold/<table>.sync.json)")
+	f.String("slot", "", "replication slot and publication name (default dynafold_<table>)")
+	return cmd
+}
+
+// slotName is dynafold_<table> folded to what PostgreSQL accepts in a slot
+// name: lower-case letters, digits and underscores, at most 63 bytes.
+func slotName(table string) string {
+	s := "dynafold_" + strings.ToLower(table)
+	s = regexp.MustCompile(`[^a-z0-9_]`).ReplaceAllString(s, "_")
+	if len(s) > 63 {
+		s = s[:63]
+	}
+	return s
+}
+
+func (a *app) syncPaths(table string) (state, slot string) {
+	state = a.v.GetString("checkpoint")
+	if state == "" {
+		state = filepath.Join(".dynafold", table+".sync.json")
+	}
+	slot = a.v.GetString("slot")
+	if slot == "" {
+		slot = slotName(table)
+	}
+	return state, slot
+}
+
+// changeSource opens the source's change log; only PostgreSQL has one yet.
+func changeSource(src source.Source, slot string) (*pgChanges, error) {
+	pg, ok := src.(*postgres.Source)
+	if !ok {
+		return nil, usageError(fmt.Errorf("live sync reads PostgreSQL's logical replication; the %s source has no change source yet", src.Driver()))
+	}
+	return &pgChanges{pg.NewChanges(slot, slot)}, nil
+}
+
+// pgChanges adapts postgres.Changes to cdc.ChangeSource.
+type pgChanges struct{ *postgres.Changes }
+
+func (p *pgChanges) Stream(ctx context.Context, from source.Position, needs []source.TableNeed) (cdc.Stream, error) {
+	return p.Changes.Stream(ctx, from, needs)
+}
+
+func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
+	ctx := cmd.Context()
+	rep := a.newReport("sync")
+	defer func() { err = a.finishReport(rep, err) }()
+	l, err := a.loadForSource()
+	if err != nil {
+		return err
+	}
+	rep.Table = l.static.Table.Name
+	readers, writers := a.v.GetInt("concurrency"), a.v.GetInt("writers")
+	if err := a.checkMigrateFlags(readers, writers); err != nil {
+		return usageError(err)
+	}
+	src, plan, err := a.connect(ctx, l, readers+6)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dsn, _ := l.dsn()
+	rep.Source = dsn.Identity()
+	fingerprint := plan.Fingerprint(dsn.Identity())
+	rep.Fingerprint = fingerprint
+	statePath, slot := a.syncPaths(plan.Table.Name)
+	rep.Checkpoint = statePath
+
+	tables, err := introspectAll(ctx, src, l.cfg)
+	if err != nil {
+		return err
+	}
+	if err := cdc.Unsupported(plan, tables); err != nil {
+		return usageError(err)
+	}
+	changes, err := changeSource(src, slot)
+	if err != nil {
+		return err
+	}
+	defer changes.Close()
+	probs, err := cdc.Check(ctx, plan, tables, changes)
+	if err != nil {
+		return err
+	}
+	if len(probs) > 0 {
+		return usageError(problemsError(probs))
+	}
+
+	client, err := a.dynamo(ctx, l, writers)
+	if err != nil {
+		return err
+	}
+	state, err := requireTable(ctx, client, plan.Table, l.path)
+	if err != nil {
+		return err
+	}
+	maxWCU := a.v.GetFloat64("max-wcu")
+	if maxWCU <= 0 && state.ProvisionedWrite > 0 {
+		maxWCU = float64(state.ProvisionedWrite)
+	}
+	writer := sink.NewDynamoWriter(client, plan.Table, sink.WriterOptions{Rate: sink.NewAdaptiveRate(maxWCU)})
+	rejectPath := a.v.GetString("reject-file")
+	if rejectPath == "" {
+		rejectPath = filepath.Join(".dynafold", plan.Table.Name+".rejects.jsonl")
+	}
+	pg := src.(*postgres.Source)
+	progress := a.progress()
+	status := a.syncStatus()
+	sum, runErr := cdc.Run(ctx, cdc.Job{
+		Plan: plan, Tables: tables, Changes: changes, Reader: pg, Writer: writer,
+		Snapshot: func(ctx context.Context, id string) (source.Snapshot, error) {
+			return src.Snapshot(ctx, source.SnapshotOptions{Readers: readers, Import: id})
+		},
+		StatePath: statePath, Fingerprint: fingerprint, Identity: dsn.Identity(), RunID: rep.RunID,
+	}, cdc.Options{
+		Load: pipeline.Options{Readers: readers, Writers: writers, PageSize: a.v.GetInt("page-size"),
+			RejectFile: rejectPath, Grace: a.v.GetDuration("grace"), Progress: progress},
+		Writers: writers, RoundChanges: a.v.GetInt("round-changes"), UntilCaughtUp: a.v.GetBool("until-caught-up"),
+		Force: a.v.GetBool("force"), Stop: a.stop, Grace: a.v.GetDuration("grace"),
+		Status: status, RejectFile: rejectPath, Logger: a.log,
+	})
+	if progress != nil {
+		progress.Close()
+	}
+	if sum != nil {
+		sum.Slot = slot
+		rep.Result = sum
+		if sum.Load != nil {
+			rep.Summary = sum.Load
+		}
+		a.printSyncSummary(sum, statePath)
+	}
+	return syncExit(runErr)
+}
+
+// syncExit maps sync's stops to exit codes: DDL, TRUNCATE and a failing
+// row are failures (1) with the state kept; a changed mapping is usage.
+func syncExit(err error) error {
+	var se *cdc.SchemaError
+	var te *cdc.TruncateError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &se), errors.As(err, &te):
+		return &exitError{code: exitFailure, err: err}
+	}
+	return err
+}
+
+func problemsError(probs []source.Problem) error {
+	var b strings.Builder
+	b.WriteString("the source is not ready for live sync:")
+	for _, p := range probs {
+		fmt.Fprintf(&b, "\n- %s\n  fix: %s", p.What, p.Fix)
+	}
+	return errors.New(b.String())
+}
+
+// introspectAll describes every table the mapping reads (entities, joins
+// and nested children).
+func introspectAll(ctx context.Context, src source.Source, cfg *mapping.Config) (map[source.TableRef]*source.Table, error) {
+	refs, _ := mapping.SourceTables(cfg)
+	return src.Introspect(ctx, refs)
+}
+
+func (a *app) runSyncCleanup(cmd *cobra.Command, _ []string) (err error) {
+	ctx := cmd.Context()
+	rep := a.newReport("sync cleanup")
+	defer func() { err = a.finishReport(rep, err) }()
+	l, err := a.loadForSource()
+	if err != nil {
+		return err
+	}
+	table := l.static.Table.Name
+	rep.Table = table
+	statePath, slot := a.syncPaths(table)
+	dsn, err := l.dsn()
+	if err != nil {
+		return err
+	}
+	src, err := openSource(ctx, dsn, 2)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	changes, err := changeSource(src, slot)
+	if err != nil {
+		return err
+	}
+	dropped, err := changes.Cleanup(ctx)
+	if err != nil {
+		return err
+	}
+	for _, p := range []string{statePath, cdc.IndexPath(statePath), cdc.LoadPath(statePath)} {
+		if rerr := os.Remove(p); rerr == nil {
+			dropped = append(dropped, "file "+p)
+		} else if !errors.Is(rerr, os.ErrNotExist) {
+			return rerr
+		}
+	}
+	rep.Result = map[string]any{"removed": dropped}
+	if len(dropped) == 0 {
+		fmt.Fprintf(a.stdout, "nothing to clean up for table %s (slot %s)\n", table, slot)
+		return nil
+	}
+	for _, d := range dropped {
+		fmt.Fprintf(a.stdout, "removed %s\n", d)
+	}
+	return nil
+}
+
+func openSource(ctx context.Context, dsn source.DSN, maxConns int) (source.Source, error) {
+	return drivers.Open(ctx, dsn, maxConns)
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/dynafold/dynafold/cdc"
+)
+
+// syncStatus prints the live status of a streaming sync: one line
+// rewritten in place on a terminal, a JSON line every 5 seconds otherwise.
+func (a *app) syncStatus() func(cdc.Status) {
+	mode := a.v.GetString("progress")
+	if mode == "auto" {
+		mode = "json"
+		if isTerminal(a.stderr) {
+			mode = "tty"
+		}
+	}
+	var mu sync.Mutex
+	var last time.Time
+	switch mode {
+	case "tty":
+		return func(s cdc.Status) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintf(a.stderr, "\r\033[Ksync: lag %.1fs, %s WAL · %s changes/s · %s changes, %s items written, %s deleted (%.1f per change)%s",
+				s.LagSeconds, byteSize(s.LagBytes), thousands(int64(s.ChangesPerSec)), thousands(s.Run.Changes),
+				thousands(s.Run.ItemsWritten), thousands(s.Run.ItemsDeleted), s.FanOut, caughtUpNote(s.CaughtUp))
+		}
+	case "json":
+		return func(s cdc.Status) {
+			mu.Lock()
+			defer mu.Unlock()
+			if time.Since(last) < 5*time.Second && !s.CaughtUp {
+				return
+			}
+			last = time.Now()
+			b, _ := json.Marshal(struct {
+				Event string `json:"event"`
+				cdc.Status
+			}{"sync_status", s})
+			fmt.Fprintln(a.stderr, string(b))
+		}
+	}
+	return nil
+}
+
+func caughtUpNote(c bool) string {
+	if c {
+		return " · caught up"
+	}
+	return ""
+}
+
+func (a *app) printSyncSummary(s *cdc.Summary, statePath string) {
+	if a.v.GetString("output") == "json" {
+		writeJSON(a.stdout, s)
+		return
+	}
+	if s.Load != nil {
+		a.printSummary(s.Load, cdc.LoadPath(statePath))
+	}
+	if isTerminal(a.stderr) {
+		fmt.Fprintln(a.stderr)
+	}
+	r := s.Run
+	fmt.Fprintf(a.stdout, "sync %s: %s transactions, %s changes applied; %s rows re-derived, %s items written, %s deleted, %s rows rejected\n",
+		s.Phase, thousands(r.Transactions), thousands(r.Changes), thousands(r.RowsDerived), thousands(r.ItemsWritten), thousands(r.ItemsDeleted), thousands(r.RowsRejected))
+	note := ""
+	if s.CaughtUp {
+		note = fmt.Sprintf(" (caught up with %s)", s.Target)
+	}
+	fmt.Fprintf(a.stdout, "confirmed through %s%s; slot %s; checkpoint %s\n", s.Confirmed, note, s.Slot, statePath)
+}
+
+// thousands formats n with comma separators.
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
+	neg := n < 0
+	if neg {
+		s = s[1:]
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		return "-" + s
+	}
+	return s
+}
+
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

@@ -1,0 +1,113 @@
+package source
+
+import (
+	"time"
+
+	"github.com/dynafold/dynafold/value"
+)
+
+// Live sync reads the source's change log (PostgreSQL logical replication,
+// MySQL binlog) as committed transactions of row changes. These types are
+// what a change source delivers; source/postgres and source/mysql produce
+// them, and package cdc applies them.
+
+// Op is the kind of a row change.
+type Op uint8
+
+// The row changes.
+const (
+	Insert Op = iota + 1
+	Update
+	Delete
+	// Truncate empties the table; the change carries no rows.
+	Truncate
+)
+
+func (o Op) String() string {
+	switch o {
+	case Insert:
+		return "insert"
+	case Update:
+		return "update"
+	case Delete:
+		return "delete"
+	case Truncate:
+		return "truncate"
+	}
+	return "unknown"
+}
+
+// Change is one committed row change. Old is the before-image (of an
+// update or delete) and New the after-image (of an insert or update); each
+// holds the columns the log carried, by name. A before-image may hold only
+// the key columns (PostgreSQL's default replica identity).
+type Change struct {
+	Table TableRef
+	Op    Op
+	Old   map[string]value.Value
+	New   map[string]value.Value
+}
+
+// Position is a place in the source's change log, in the change source's
+// own text form (a PostgreSQL LSN, a binlog file and offset, a GTID set).
+type Position string
+
+// Txn is one committed source transaction: its changes in order, the
+// position just past its commit (confirming it confirms the transaction
+// and everything before it) and its commit time.
+type Txn struct {
+	Changes []Change
+	End     Position
+	Commit  time.Time
+	// Size is the bytes of log the transaction took, where known.
+	Size int64
+}
+
+// SchemaChange reports DDL on a streamed table that affects a column the
+// mapping uses.
+type SchemaChange struct {
+	Table  TableRef
+	Column string
+	// What says what happened: "dropped", "type changed from int4 to text".
+	What string
+}
+
+// TableNeed is what live sync needs from one table's change log.
+type TableNeed struct {
+	Table *Table
+	// Columns are the columns the mapping reads from the table: DDL that
+	// drops one or changes its type stops sync.
+	Columns []string
+	// OldColumns are the columns whose before-image sync needs on update
+	// and delete, besides the primary key (a nested child's parent key, a
+	// join on a column that is not the primary key).
+	OldColumns []string
+}
+
+// Problem is a missing prerequisite of live sync, with its fix.
+type Problem struct {
+	What string `json:"what"`
+	Fix  string `json:"fix"`
+}
+
+// StreamStart is where a change log is read from, as a change source
+// prepared it.
+type StreamStart struct {
+	// From is the position streaming starts after.
+	From Position
+	// Snapshot, when set, names an exported snapshot that shows exactly
+	// the state at From, valid until streaming starts.
+	Snapshot string
+	// Created is true when this call created the slot (or recorded the
+	// position) rather than finding it.
+	Created bool
+}
+
+// Event is what a change stream delivers next: a committed transaction,
+// the news that the stream is idle up to a position (every transaction
+// before it has been delivered), or a schema change on a mapped column.
+type Event struct {
+	Txn    *Txn
+	Idle   Position
+	Schema *SchemaChange
+}
