@@ -354,4 +354,3 @@ func dirOf(p string) string {
 	}
 	return "."
 }
-

@@ -12,8 +12,8 @@ import (
 
 // Status is the live state of a streaming sync.
 type Status struct {
-	Time   time.Time `json:"time"`
-	Phase  string    `json:"phase"`
+	Time  time.Time `json:"time"`
+	Phase string    `json:"phase"`
 	// LagSeconds is how far behind the source's commits the table is: the
 	// age of the oldest received transaction not yet applied (0 when none
 	// waits).
