@@ -56,9 +56,18 @@ func (c *Changes) Stream(ctx context.Context, from source.Position, needs []sour
 		}
 	}
 	pub := strings.ReplaceAll(c.publication, `'`, `''`)
-	err = pglogrepl.StartReplication(ctx, conn, c.slot, start, pglogrepl.StartReplicationOptions{
-		PluginArgs: []string{"proto_version '1'", "publication_names '" + pub + "'"},
-	})
+	opts := pglogrepl.StartReplicationOptions{PluginArgs: []string{"proto_version '1'", "publication_names '" + pub + "'"}}
+	err = pglogrepl.StartReplication(ctx, conn, c.slot, start, opts)
+	// A sync that has just exited may still hold the slot for a moment
+	// (object_in_use): wait for the server to release it.
+	for wait := 0; slotInUse(err) && wait < 40 && ctx.Err() == nil; wait++ {
+		conn.Close(context.Background())
+		time.Sleep(250 * time.Millisecond)
+		if conn, err = c.replication(ctx); err != nil {
+			return nil, err
+		}
+		err = pglogrepl.StartReplication(ctx, conn, c.slot, start, opts)
+	}
 	if err != nil {
 		conn.Close(context.Background())
 		return nil, fmt.Errorf("starting replication from slot %s: %w", c.slot, c.src.dsn.RedactError(err))
@@ -72,6 +81,11 @@ func (c *Changes) Stream(ctx context.Context, from source.Position, needs []sour
 	}
 	go s.run(sctx, d)
 	return s, nil
+}
+
+func slotInUse(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "55006"
 }
 
 // columnTypes records the type of each mapped column when streaming
