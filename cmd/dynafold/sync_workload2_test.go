@@ -232,8 +232,8 @@ func (w *photoWork) next(rng *rand.Rand) []string {
 type alleycatWork struct {
 	classes []int
 	racers  []int
-	races   map[int]int        // race -> class
-	results map[[2]int]int      // (race, racer) -> readings (seconds 1..n)
+	races   map[int]int    // race -> class
+	results map[[2]int]int // (race, racer) -> readings (seconds 1..n)
 	nextID  int
 }
 

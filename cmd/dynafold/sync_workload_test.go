@@ -145,8 +145,8 @@ func ts(rng *rand.Rand) string {
 // portfolioWork: portfolios own servers own databases.
 type portfolioWork struct {
 	portfolios []int
-	servers    map[string]int      // server -> portfolio
-	dbs        map[string]string   // database -> server
+	servers    map[string]int    // server -> portfolio
+	dbs        map[string]string // database -> server
 	nextID     int
 }
 
