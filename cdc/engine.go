@@ -70,6 +70,11 @@ type Options struct {
 	Status     func(Status)
 	RejectFile string
 	Logger     *slog.Logger
+	// Fence is how long a sync that finds the last one died uncleanly
+	// waits before it writes (default 5s): requests the dead process had
+	// sent may still be applied by the server, and a write of this run must
+	// not be overtaken by one of them.
+	Fence time.Duration
 }
 
 // ErrSchemaChanged stops sync when DDL changed a mapped column.
@@ -123,10 +128,9 @@ type engine struct {
 	reject *pipeline.RejectFile
 	log    *slog.Logger
 
-	run      Counters
-	lastTxn  atomic.Pointer[source.Txn]
-	pending  atomic.Int64
-	lagBytes atomic.Int64
+	run Counters
+	// abandoned is set when a stop gave up on writes in flight.
+	abandoned atomic.Bool
 }
 
 // Check returns the prerequisites the source lacks for syncing plan.
@@ -158,6 +162,9 @@ func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.Fence <= 0 {
+		opts.Fence = 5 * time.Second
+	}
 	g, err := buildGraph(job.Plan, job.Tables)
 	if err != nil {
 		return nil, err
@@ -181,11 +188,33 @@ func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 	if err := os.MkdirAll(dirOf(job.StatePath), 0o755); err != nil {
 		return nil, err
 	}
+	// The row index's file lock is the sync's lock: a second sync of the
+	// same state stops here.
 	e.index, err = openIndex(IndexPath(job.StatePath))
 	if err != nil {
 		return nil, err
 	}
 	defer e.index.Close()
+	if st.Running != nil {
+		e.log.Warn("the last sync did not stop cleanly; waiting for the writes it left in flight before writing",
+			"pid", st.Running.PID, "started", st.Running.Started, "fence", opts.Fence)
+		select {
+		case <-time.After(opts.Fence):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	e.log.Info("sync starting", "phase", st.Phase, "confirmed", st.Confirmed, "checkpoint", job.StatePath)
+	st.Running = &Running{PID: os.Getpid(), Started: time.Now().UTC()}
+	defer func() {
+		// A stop that abandoned writes in flight is not clean.
+		if !e.abandoned.Load() {
+			st.Running = nil
+		}
+		if err := e.save(); err != nil {
+			e.log.Warn("saving the sync checkpoint failed", "error", err)
+		}
+	}()
 	if opts.RejectFile != "" {
 		e.reject = pipeline.NewRejectFile(opts.RejectFile, job.RunID)
 		defer e.reject.Close()
@@ -212,9 +241,9 @@ func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 		st.Phase = phaseLoad
 		st.Start = start.From
 		st.Confirmed = start.From
-		if err := e.save(); err != nil {
-			return nil, err
-		}
+	}
+	if err := e.save(); err != nil {
+		return nil, err
 	}
 	sum.Phase = st.Phase
 	if st.Phase == phaseLoad {
@@ -224,6 +253,8 @@ func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 			e.run.LoadedItems = load.Total.ItemsWritten
 		}
 		if err != nil {
+			// The load's writers may have been cut off after the grace.
+			e.abandoned.Store(errors.Is(err, pipeline.ErrInterrupted))
 			e.finish(sum, started)
 			return sum, err
 		}

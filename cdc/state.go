@@ -33,9 +33,19 @@ type State struct {
 	// Confirmed is the position through which every change is applied and
 	// acknowledged.
 	Confirmed source.Position `json:"confirmed"`
-	Created   time.Time       `json:"created"`
+	// Running is set while a sync runs and cleared when it stops cleanly:
+	// found set at start, the last sync died with writes possibly in
+	// flight (see Options.Fence).
+	Running *Running `json:"running,omitempty"`
+	Created time.Time `json:"created"`
 	Updated   time.Time       `json:"updated"`
 	Totals    Counters        `json:"totals"`
+}
+
+// Running identifies the sync that holds the state.
+type Running struct {
+	PID     int       `json:"pid"`
+	Started time.Time `json:"started"`
 }
 
 // Counters add up what sync applied, over this run or every run.

@@ -14,9 +14,9 @@ import (
 type Status struct {
 	Time  time.Time `json:"time"`
 	Phase string    `json:"phase"`
-	// LagSeconds is how far behind the source's commits the table is: the
-	// age of the oldest received transaction not yet applied (0 when none
-	// waits).
+	// LagSeconds is how far behind the source's commits the table is:
+	// while transactions wait to be applied, the time since the commit of
+	// the last one applied; 0 when none waits.
 	LagSeconds float64 `json:"lag_seconds"`
 	// LagBytes is the log between the confirmed position and the source's
 	// latest reported end.
@@ -41,10 +41,11 @@ func (e *engine) stream(ctx context.Context, target source.Position, sum *Summar
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	var (
-		lastSave   time.Time
-		queued     []*source.Txn
-		rate       = newRateMeter()
-		oldestWait time.Time
+		lastSave time.Time
+		queued   []*source.Txn
+		rate     = newRateMeter()
+		// applied is the commit time of the last transaction applied.
+		applied = time.Now()
 	)
 	caughtUp := func() bool {
 		return target != "" && e.job.Changes.Compare(e.state.Confirmed, target) >= 0
@@ -54,8 +55,8 @@ func (e *engine) stream(ctx context.Context, target source.Position, sum *Summar
 			return
 		}
 		s := Status{Time: time.Now().UTC(), Phase: phaseStream, Confirmed: e.state.Confirmed, Run: e.run, CaughtUp: caughtUp()}
-		if !oldestWait.IsZero() {
-			s.LagSeconds = time.Since(oldestWait).Seconds()
+		if len(events) > 0 {
+			s.LagSeconds = max(time.Since(applied).Seconds(), 0)
 		}
 		s.LagBytes = e.job.Changes.Distance(e.state.Confirmed, st.ServerEnd())
 		s.ChangesPerSec = rate.perSecond(e.run.Changes)
@@ -151,12 +152,11 @@ func (e *engine) stream(ctx context.Context, target source.Position, sum *Summar
 			}
 		}
 		if len(queued) > 0 {
-			oldestWait = queued[0].Commit
 			if err := e.applyRound(ctx, queued, st, confirm); err != nil {
 				return err
 			}
+			applied = queued[len(queued)-1].Commit
 			queued = queued[:0]
-			oldestWait = time.Time{}
 		}
 		if idle != "" {
 			// Everything received is applied: the source is idle up to
@@ -184,6 +184,7 @@ func (e *engine) applyRound(ctx context.Context, txns []*source.Txn, st Stream, 
 		case <-e.opts.Stop:
 			select {
 			case <-time.After(e.opts.Grace):
+				e.abandoned.Store(true)
 				cancel()
 			case <-done:
 			}
@@ -199,6 +200,8 @@ func (e *engine) applyRound(ctx context.Context, txns []*source.Txn, st Stream, 
 		return err
 	}
 	r.counts.Rounds = 1
+	e.log.Debug("round applied", "transactions", len(txns), "changes", r.counts.Changes, "rows", r.counts.RowsDerived,
+		"written", r.counts.ItemsWritten, "deleted", r.counts.ItemsDeleted, "through", txns[len(txns)-1].End)
 	e.run.add(r.counts)
 	e.state.Totals.add(r.counts)
 	return confirm(txns[len(txns)-1].End, false)

@@ -31,7 +31,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(runCommand(), genCommand(), ceilingCommand())
+	root.AddCommand(runCommand(), genCommand(), ceilingCommand(), syncBenchCommand())
 	if err := root.ExecuteContext(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, "dynafold-bench:", err)
 		os.Exit(1)

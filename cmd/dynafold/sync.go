@@ -52,8 +52,10 @@ on_error: fail) · 2 invalid usage, mapping or a missing prerequisite ·
 	f.Bool("force", false, "go on with a sync checkpoint made with a different mapping")
 	f.String("reject-file", "", "JSON-lines file for rows rejected by on_error: reject (default .dynafold/<table>.rejects.jsonl)")
 	f.String("progress", "auto", "progress display: auto, tty, json or none")
+	f.Duration("status-every", 5*time.Second, "how often a JSON status line is printed while streaming (--progress json)")
 	f.Duration("grace", 5*time.Second, "after a stop signal, how long writes in flight may finish")
 	f.Int("round-changes", 5000, "changes gathered into one apply round (whole transactions)")
+	f.Duration("fence", 5*time.Second, "after a sync that died uncleanly (SIGKILL, crash), how long to wait for the writes it left in flight before writing")
 	cmd.AddCommand(a.syncCleanupCommand())
 	return cmd
 }
@@ -191,7 +193,7 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 			RejectFile: rejectPath, Grace: a.v.GetDuration("grace"), Progress: progress},
 		Writers: writers, RoundChanges: a.v.GetInt("round-changes"), UntilCaughtUp: a.v.GetBool("until-caught-up"),
 		Force: a.v.GetBool("force"), Stop: a.stop, Grace: a.v.GetDuration("grace"),
-		Status: status, RejectFile: rejectPath, Logger: a.log,
+		Status: status, RejectFile: rejectPath, Logger: a.log, Fence: a.v.GetDuration("fence"),
 	})
 	if progress != nil {
 		progress.Close()

@@ -21,6 +21,7 @@ func (a *app) syncStatus() func(cdc.Status) {
 	}
 	var mu sync.Mutex
 	var last time.Time
+	every := a.v.GetDuration("status-every")
 	switch mode {
 	case "tty":
 		return func(s cdc.Status) {
@@ -34,7 +35,7 @@ func (a *app) syncStatus() func(cdc.Status) {
 		return func(s cdc.Status) {
 			mu.Lock()
 			defer mu.Unlock()
-			if time.Since(last) < 5*time.Second && !s.CaughtUp {
+			if time.Since(last) < every && !s.CaughtUp {
 				return
 			}
 			last = time.Now()

@@ -64,7 +64,8 @@ func (sd *syncDesign) cli(t *testing.T, args ...string) clitest.Result {
 // start runs `dynafold sync` in the background.
 func (sd *syncDesign) start(t *testing.T, extra ...string) (*exec.Cmd, *syncBuffer) {
 	t.Helper()
-	cmd := clitest.Command(context.Background(), t, sd.dir, nil, sd.args(append([]string{"sync", "--progress", "json"}, extra...)...)...)
+	// extra comes last so that it overrides the common flags.
+	cmd := clitest.Command(context.Background(), t, sd.dir, nil, append(sd.args("sync", "--progress", "json"), extra...)...)
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	require.NoError(t, cmd.Start())
@@ -102,9 +103,10 @@ func interrupt(t *testing.T, cmd *exec.Cmd, out *syncBuffer) {
 // catchUp runs `sync --until-caught-up` and requires exit 0.
 func (sd *syncDesign) catchUp(t *testing.T) clitest.Result {
 	t.Helper()
-	r := sd.cli(t, "sync", "--until-caught-up", "--progress", "none")
+	r := sd.cli(t, "sync", "--until-caught-up", "--progress", "none", "--log-level", "info")
 	require.Equal(t, 0, r.Code, r.Output())
 	require.Contains(t, r.Stdout, "caught up with")
+	t.Logf("catch-up: %s", r.Output())
 	return r
 }
 
@@ -130,7 +132,8 @@ func (sd *syncDesign) requireConverged(t *testing.T) {
 	require.Equal(t, 0, r.Code, r.Output())
 }
 
-// diffLines lists the lines only in want (-) or only in got (+), at most 20.
+// diffLines lists the lines only in want (-) or only in got (+), at most
+// 12 of each.
 func diffLines(want, got []string) string {
 	in := func(s []string) map[string]bool {
 		m := map[string]bool{}
@@ -141,17 +144,22 @@ func diffLines(want, got []string) string {
 	}
 	w, g := in(want), in(got)
 	var b strings.Builder
-	n := 0
-	for _, l := range want {
-		if !g[l] && n < 20 {
-			fmt.Fprintf(&b, "- %s\n", l)
-			n++
+	for _, side := range []struct {
+		lines []string
+		other map[string]bool
+		mark  string
+	}{{want, g, "-"}, {got, w, "+"}} {
+		n := 0
+		for _, l := range side.lines {
+			if !side.other[l] {
+				if n < 12 {
+					fmt.Fprintf(&b, "%s %s\n", side.mark, l)
+				}
+				n++
+			}
 		}
-	}
-	for _, l := range got {
-		if !w[l] && n < 20 {
-			fmt.Fprintf(&b, "+ %s\n", l)
-			n++
+		if n > 12 {
+			fmt.Fprintf(&b, "%s … %d more\n", side.mark, n-12)
 		}
 	}
 	return b.String()

@@ -1,0 +1,376 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/spf13/cobra"
+)
+
+// syncOptions of the live-sync benchmark.
+type syncOptions struct {
+	bin, repo, pgDSN, out string
+	portfolios            int
+	changes               int
+	fanoutChanges         int
+	lagRate               int
+	lagSeconds            int
+	writers               int
+}
+
+// syncScenario is one measured line of the live-sync report.
+type syncScenario struct {
+	Name          string  `json:"name"`
+	Changes       int64   `json:"changes"`
+	Items         int64   `json:"items_written_and_deleted"`
+	Seconds       float64 `json:"seconds"`
+	ChangesPerSec float64 `json:"changes_per_second"`
+	ItemsPerSec   float64 `json:"items_per_second"`
+	CPUPerM       float64 `json:"cpu_seconds_per_million_changes"`
+	PeakRSSMB     float64 `json:"peak_rss_mb"`
+	Note          string  `json:"note,omitempty"`
+}
+
+type syncResults struct {
+	Date      time.Time      `json:"date"`
+	Command   string         `json:"command"`
+	Scenarios []syncScenario `json:"scenarios"`
+	Lag       *lagResult     `json:"lag,omitempty"`
+}
+
+// lagResult is the lag sync reported, once a second, while the source
+// committed single-row transactions at a fixed rate.
+type lagResult struct {
+	TargetRate   int     `json:"target_changes_per_second"`
+	AchievedRate float64 `json:"committed_changes_per_second"`
+	Seconds      int     `json:"seconds"`
+	Samples      int     `json:"samples"`
+	MaxLag       float64 `json:"max_lag_seconds"`
+	P50Lag       float64 `json:"p50_lag_seconds"`
+	MaxLagBytes  int64   `json:"max_lag_bytes"`
+	Applied      int64   `json:"changes_applied"`
+}
+
+func syncBenchCommand() *cobra.Command {
+	o := syncOptions{}
+	cmd := &cobra.Command{
+		Use:   "sync",
+		Short: "Measure live sync: apply rate of single-row and fan-out changes into the no-op endpoint, and lag under a steady commit rate",
+		RunE:  func(cmd *cobra.Command, _ []string) error { return syncBench(cmd.Context(), o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.bin, "bin", "bin", "directory with the dynafold and dynafold-noop binaries")
+	f.StringVar(&o.repo, "repo", ".", "repository root")
+	f.StringVar(&o.pgDSN, "pg-dsn", os.Getenv("DYNAFOLD_TEST_PG_DSN"), "PostgreSQL server DSN (wal_level=logical)")
+	f.IntVar(&o.portfolios, "portfolios", 10_000, "portfolios of the single-row dataset (10 items each)")
+	f.IntVar(&o.changes, "changes", 200_000, "single-row transactions applied in the apply-rate run")
+	f.IntVar(&o.fanoutChanges, "fanout-changes", 2_000, "portfolio renames (each rewriting 61 items) in the fan-out run")
+	f.IntVar(&o.lagRate, "lag-rate", 2000, "single-row transactions per second committed in the lag run")
+	f.IntVar(&o.lagSeconds, "lag-seconds", 30, "length of the lag run")
+	f.IntVar(&o.writers, "writers", 8, "dynafold --writers")
+	f.StringVar(&o.out, "out", "bench-results", "directory for the JSON results")
+	return cmd
+}
+
+func syncBench(ctx context.Context, o syncOptions) error {
+	if o.pgDSN == "" {
+		return fmt.Errorf("no PostgreSQL: pass --pg-dsn or set DYNAFOLD_TEST_PG_DSN")
+	}
+	work, err := os.MkdirTemp("", "dynafold-syncbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	res := &syncResults{Date: time.Now().UTC(), Command: "dynafold-bench " + strings.Join(os.Args[1:], " ")}
+	dynafold := filepath.Join(o.bin, "dynafold")
+	config := filepath.Join(o.repo, "testdata", "sync", "portfolios.yaml")
+	noop, err := startServer(ctx, filepath.Join(work, "noop.log"), filepath.Join(o.bin, "dynafold-noop"), "-addr", "{addr}")
+	if err != nil {
+		return err
+	}
+	defer noop.stop()
+
+	// Single-row changes: each transaction moves one database to another
+	// server of its portfolio (its item is rewritten).
+	single, err := syncDataset(ctx, o.pgDSN, "bench_sync_single", o.portfolios, 3, 2)
+	if err != nil {
+		return err
+	}
+	sd := &syncRun{o: o, dynafold: dynafold, config: config, endpoint: noop.URL, dsn: single, table: "bench_sync_single", work: work}
+	if err := sd.prepare(ctx); err != nil {
+		return err
+	}
+	if err := execSQL(ctx, single, fmt.Sprintf(`DO $$ BEGIN
+FOR i IN 1..%d LOOP
+  UPDATE databases SET server_id = 'Srv' || (1 + i %% %[2]d) || 'n' || (1 + (i / %[2]d) %% 3) WHERE id = 'Db' || (1 + i %% %[2]d) || 'n1d1';
+  COMMIT;
+END LOOP; END $$`, o.changes, o.portfolios)); err != nil {
+		return err
+	}
+	sc, err := sd.catchUp(ctx, "single-row changes → no-op", "")
+	if err != nil {
+		return err
+	}
+	res.Scenarios = append(res.Scenarios, *sc)
+
+	// Fan-out: each transaction renames a portfolio whose name every one
+	// of its 10 servers and 50 databases copies: 61 items per change.
+	fan, err := syncDataset(ctx, o.pgDSN, "bench_sync_fanout", 1000, 10, 5)
+	if err != nil {
+		return err
+	}
+	fd := &syncRun{o: o, dynafold: dynafold, config: config, endpoint: noop.URL, dsn: fan, table: "bench_sync_fanout", work: work}
+	if err := fd.prepare(ctx); err != nil {
+		return err
+	}
+	if err := execSQL(ctx, fan, fmt.Sprintf(`DO $$ BEGIN
+FOR i IN 1..%d LOOP
+  UPDATE portfolios SET name = 'Renamed ' || i WHERE id = 1 + i %% 1000;
+  COMMIT;
+END LOOP; END $$`, o.fanoutChanges)); err != nil {
+		return err
+	}
+	sc, err = fd.catchUp(ctx, "fan-out changes (61 items each) → no-op", "")
+	if err != nil {
+		return err
+	}
+	res.Scenarios = append(res.Scenarios, *sc)
+
+	if o.lagSeconds > 0 {
+		lag, err := sd.lag(ctx)
+		if err != nil {
+			return err
+		}
+		res.Lag = lag
+	}
+	for _, r := range []*syncRun{sd, fd} {
+		_, _ = runMeasured(ctx, nil, dynafold, append([]string{"sync", "cleanup"}, r.flags()...)...)
+	}
+	printSync(res)
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return err
+	}
+	b, _ := json.MarshalIndent(res, "", "  ")
+	path := filepath.Join(o.out, "sync-"+res.Date.Format("20060102-150405")+".json")
+	fmt.Println("saved", path)
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// syncDataset creates a portfolio database of p portfolios, s servers each
+// and d databases per server, with indexed join columns.
+func syncDataset(ctx context.Context, serverDSN, name string, p, s, d int) (string, error) {
+	u, err := url.Parse(serverDSN)
+	if err != nil {
+		return "", err
+	}
+	admin, err := pgx.Connect(ctx, serverDSN)
+	if err != nil {
+		return "", err
+	}
+	defer admin.Close(ctx)
+	// A slot left by an earlier run would keep the database busy.
+	_, _ = admin.Exec(ctx, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1", name)
+	if _, err := admin.Exec(ctx, `DROP DATABASE IF EXISTS "`+name+`" WITH (FORCE)`); err != nil {
+		return "", err
+	}
+	if _, err := admin.Exec(ctx, `CREATE DATABASE "`+name+`"`); err != nil {
+		return "", err
+	}
+	u.Path = "/" + name
+	dsn := u.String()
+	return dsn, execSQL(ctx, dsn, fmt.Sprintf(`
+CREATE TABLE portfolios (id integer PRIMARY KEY, name text NOT NULL);
+CREATE TABLE servers (id varchar(64) PRIMARY KEY, portfolio_id integer NOT NULL REFERENCES portfolios (id));
+CREATE TABLE databases (id varchar(64) PRIMARY KEY, server_id varchar(64) NOT NULL REFERENCES servers (id));
+INSERT INTO portfolios SELECT p, 'Portfolio ' || p FROM generate_series(1, %[1]d) p;
+INSERT INTO servers SELECT 'Srv' || p || 'n' || s, p FROM generate_series(1, %[1]d) p, generate_series(1, %[2]d) s;
+INSERT INTO databases SELECT 'Db' || p || 'n' || s || 'd' || d, 'Srv' || p || 'n' || s
+  FROM generate_series(1, %[1]d) p, generate_series(1, %[2]d) s, generate_series(1, %[3]d) d;
+CREATE INDEX ON servers (portfolio_id);
+CREATE INDEX ON databases (server_id);
+ANALYZE;`, p, s, d))
+}
+
+func execSQL(ctx context.Context, dsn, script string) error {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.PgConn().Exec(ctx, script).ReadAll()
+	return err
+}
+
+// syncRun is one dataset synced into a table of the no-op endpoint.
+type syncRun struct {
+	o                                           syncOptions
+	dynafold, config, endpoint, dsn, table, work string
+}
+
+func (r *syncRun) flags() []string {
+	return []string{"--config", r.config, "--endpoint", r.endpoint, "--table", r.table, "--source-dsn", r.dsn,
+		"--checkpoint", filepath.Join(r.work, r.table+".sync.json"), "--writers", strconv.Itoa(r.o.writers)}
+}
+
+// prepare creates the table and runs the initial load.
+func (r *syncRun) prepare(ctx context.Context) error {
+	if _, err := runMeasured(ctx, nil, r.dynafold, "table", "create", "--config", r.config, "--endpoint", r.endpoint, "--table", r.table); err != nil {
+		return err
+	}
+	_, err := runMeasured(ctx, nil, r.dynafold, append([]string{"sync", "--until-caught-up", "--progress", "none"}, r.flags()...)...)
+	return err
+}
+
+// catchUp applies the backlog with sync --until-caught-up and reads its
+// report.
+func (r *syncRun) catchUp(ctx context.Context, name, note string) (*syncScenario, error) {
+	report := filepath.Join(r.work, r.table+".report.json")
+	m, err := runMeasured(ctx, nil, r.dynafold, append([]string{"sync", "--until-caught-up", "--progress", "none", "--report", report}, r.flags()...)...)
+	if err != nil {
+		return nil, err
+	}
+	var rep struct {
+		Result struct {
+			Run struct {
+				Changes      int64 `json:"changes"`
+				ItemsWritten int64 `json:"items_written"`
+				ItemsDeleted int64 `json:"items_deleted"`
+			} `json:"this_run"`
+			Seconds float64 `json:"seconds"`
+		} `json:"result"`
+	}
+	data, err := os.ReadFile(report)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		return nil, err
+	}
+	run := rep.Result.Run
+	secs := rep.Result.Seconds
+	items := run.ItemsWritten + run.ItemsDeleted
+	return &syncScenario{
+		Name: name, Changes: run.Changes, Items: items, Seconds: secs,
+		ChangesPerSec: float64(run.Changes) / secs, ItemsPerSec: float64(items) / secs,
+		CPUPerM: m.CPU / float64(max(run.Changes, 1)) * 1e6, PeakRSSMB: float64(m.PeakRSS) / (1 << 20), Note: note,
+	}, nil
+}
+
+// lag streams while one connection commits single-row transactions at
+// the target rate, and reads sync's lag from its status line each second.
+func (r *syncRun) lag(ctx context.Context) (*lagResult, error) {
+	logPath := filepath.Join(r.work, "lag.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	cmd := exec.CommandContext(ctx, r.dynafold, append([]string{"sync", "--progress", "json", "--status-every", "1s"}, r.flags()...)...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	defer func() { _ = cmd.Process.Kill() }()
+	for i := 0; ; i++ {
+		b, _ := os.ReadFile(logPath)
+		if strings.Contains(string(b), `"event":"sync_status"`) {
+			break
+		}
+		if i > 600 {
+			return nil, fmt.Errorf("sync did not start streaming:\n%s", b)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	conn, err := pgx.Connect(ctx, r.dsn)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(ctx)
+	start := time.Now()
+	var from time.Time
+	n := 0
+	total := r.o.lagRate * r.o.lagSeconds
+	for n < total {
+		// Pace by the schedule, not by sleeping per commit.
+		due := start.Add(time.Duration(n) * time.Second / time.Duration(r.o.lagRate))
+		if d := time.Until(due); d > 0 {
+			time.Sleep(d)
+		}
+		p := 1 + n%r.o.portfolios
+		if _, err := conn.Exec(ctx, "UPDATE databases SET server_id = $1 WHERE id = $2",
+			fmt.Sprintf("Srv%dn%d", p, 1+(n/r.o.portfolios+1)%3), fmt.Sprintf("Db%dn2d1", p)); err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			from = time.Now()
+		}
+		n++
+	}
+	committed := time.Since(from).Seconds()
+	time.Sleep(3 * time.Second)
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	_ = cmd.Wait()
+
+	res := &lagResult{TargetRate: r.o.lagRate, AchievedRate: float64(n) / committed, Seconds: r.o.lagSeconds}
+	f, err := os.Open(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var lags []float64
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var st struct {
+			Event string    `json:"event"`
+			Time  time.Time `json:"time"`
+			Lag   float64   `json:"lag_seconds"`
+			Bytes int64     `json:"lag_bytes"`
+			Run   struct {
+				Changes int64 `json:"changes"`
+			} `json:"this_run"`
+		}
+		if json.Unmarshal(sc.Bytes(), &st) != nil || st.Event != "sync_status" {
+			continue
+		}
+		res.Applied = max(res.Applied, st.Run.Changes)
+		if st.Time.Before(from) || st.Time.After(from.Add(time.Duration(committed*float64(time.Second)))) {
+			continue
+		}
+		lags = append(lags, st.Lag)
+		res.MaxLagBytes = max(res.MaxLagBytes, st.Bytes)
+	}
+	sort.Float64s(lags)
+	res.Samples = len(lags)
+	if len(lags) > 0 {
+		res.MaxLag = lags[len(lags)-1]
+		res.P50Lag = lags[len(lags)/2]
+	}
+	return res, nil
+}
+
+func printSync(r *syncResults) {
+	tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "scenario\tchanges\tchanges/s\titems/s\tCPU s/M changes\tpeak RSS MB\t")
+	for _, s := range r.Scenarios {
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.1f\t%.0f\t\n", s.Name, s.Changes, s.ChangesPerSec, s.ItemsPerSec, s.CPUPerM, s.PeakRSSMB)
+	}
+	tw.Flush()
+	if l := r.Lag; l != nil {
+		fmt.Printf("lag at %d commits/s (achieved %.0f) for %ds: max %.2fs, median %.2fs over %d samples; max %d bytes of WAL behind; %d changes applied\n",
+			l.TargetRate, l.AchievedRate, l.Seconds, l.MaxLag, l.P50Lag, l.Samples, l.MaxLagBytes, l.Applied)
+	}
+}
