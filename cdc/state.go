@@ -36,10 +36,10 @@ type State struct {
 	// Running is set while a sync runs and cleared when it stops cleanly:
 	// found set at start, the last sync died with writes possibly in
 	// flight (see Options.Fence).
-	Running *Running `json:"running,omitempty"`
+	Running *Running  `json:"running,omitempty"`
 	Created time.Time `json:"created"`
-	Updated   time.Time       `json:"updated"`
-	Totals    Counters        `json:"totals"`
+	Updated time.Time `json:"updated"`
+	Totals  Counters  `json:"totals"`
 }
 
 // Running identifies the sync that holds the state.

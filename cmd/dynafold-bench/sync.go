@@ -216,7 +216,7 @@ func execSQL(ctx context.Context, dsn, script string) error {
 
 // syncRun is one dataset synced into a table of the no-op endpoint.
 type syncRun struct {
-	o                                           syncOptions
+	o                                            syncOptions
 	dynafold, config, endpoint, dsn, table, work string
 }
 
