@@ -72,5 +72,5 @@ func (it *ItemPlan) HasTTL() bool { return it.ttl != nil }
 // table keys, conversions) still applies and returns a *RowError. The
 // items it returns may be impossible to write.
 func (e *EntityPlan) BuildUnchecked(row value.Row, nested [][]value.Row, dst []Item) ([]Item, error) {
-	return e.build(row, nested, dst, nil, limits{item: math.MaxInt, pk: math.MaxInt, sk: math.MaxInt})
+	return e.build(row, nested, dst, nil, limits{item: math.MaxInt, pk: math.MaxInt, sk: math.MaxInt, split: SplitItemBytes})
 }
