@@ -135,6 +135,7 @@ type run struct {
 	order    []*entityRun
 	policy   *policy
 	dedupe   *dedupe
+	gates    *splitGates
 	started  time.Time
 	// inFlight weighs rows between read and acknowledgement (see
 	// Options.MaxInFlight).
@@ -192,6 +193,7 @@ func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 	}
 	defer r.policy.close()
 	r.dedupe = newDedupe(opts.DedupeBytes, r)
+	r.gates = newSplitGates()
 	if err := job.Store.Flush(ctx); err != nil {
 		return nil, err
 	}
@@ -282,12 +284,24 @@ func (r *run) stages(ctx context.Context) error {
 
 	g.Go(func() error {
 		defer close(batches)
-		return interleave(writeCtx, items, batches, r.opts.Window)
+		return interleave(writeCtx, items, batches, r.opts.Window, r.gates)
 	})
 
+	var writers sync.WaitGroup
+	writersDone := make(chan struct{})
 	for i := 0; i < r.opts.Writers; i++ {
-		g.Go(func() error { return r.writer(writeCtx, batches) })
+		writers.Add(1)
+		g.Go(func() error {
+			defer writers.Done()
+			return r.writer(writeCtx, batches)
+		})
 	}
+	g.Go(func() error {
+		writers.Wait()
+		close(writersDone)
+		return nil
+	})
+	g.Go(func() error { return r.remover(writeCtx, writersDone) })
 
 	// Persist progress and report it while the stages run.
 	ticker := time.NewTicker(r.opts.FlushEvery)
@@ -408,6 +422,7 @@ func (r *run) builder(ctx context.Context, in <-chan []*ticket, out chan<- []*ma
 	for chunk := range in {
 		var slab []mapping.Item // one allocation for the chunk's items
 		built := make([]*ticket, 0, len(chunk))
+		var splits []splitRange
 		for _, tk := range chunk {
 			start := len(slab)
 			var err error
@@ -427,9 +442,15 @@ func (r *run) builder(ctx context.Context, in <-chan []*ticket, out chan<- []*ma
 			tk.ent.stats.itemsBuilt.Add(int64(n))
 			for i := start; i < len(slab); i++ {
 				slab[i].Origin = tk
+				if slab[i].SplitParts > 0 && (len(splits) == 0 || splits[len(splits)-1].tk != tk) {
+					splits = append(splits, splitRange{tk, start, len(slab)})
+				}
 			}
 		}
 		// Pointers are taken only now: Build may have moved the slab.
+		for _, sr := range splits {
+			sr.tk.split = newRowSplit(slab[sr.start:sr.end])
+		}
 		ready, err := r.dedupe.filter(ctx, slab, out)
 		if err != nil {
 			return err
@@ -450,6 +471,13 @@ func (r *run) builder(ctx context.Context, in <-chan []*ticket, out chan<- []*ma
 	return nil
 }
 
+// splitRange is a built row with a split aggregate: its items are
+// slab[start:end].
+type splitRange struct {
+	tk         *ticket
+	start, end int
+}
+
 // reject applies the entity's error policy to a row that cannot be written.
 func (r *run) reject(tk *ticket, err error) error {
 	var rerr *mapping.RowError
@@ -457,6 +485,7 @@ func (r *run) reject(tk *ticket, err error) error {
 		rerr = &mapping.RowError{Entity: tk.ent.plan.Name, SourceKey: tk.ent.plan.SourceKey(tk.row), Reason: err.Error(), Row: tk.ent.plan.RowValues(tk.row)}
 	}
 	tk.rejected = true
+	r.gates.fail(tk)
 	return r.policy.handle(tk.ent, rerr)
 }
 
@@ -489,6 +518,7 @@ func (r *run) Acked(items []*mapping.Item) {
 			tk.ent.stats.touch()
 			last = tk.ent
 		}
+		r.gates.acked(it)
 		tk.release()
 	}
 }
@@ -496,6 +526,7 @@ func (r *run) Acked(items []*mapping.Item) {
 // Rejected implements sink.Results: DynamoDB refused an item.
 func (r *run) Rejected(it *mapping.Item, err error) {
 	tk := it.Origin.(*ticket)
+	r.gates.refused(it)
 	if perr := r.reject(tk, err); perr != nil {
 		r.writerErr.CompareAndSwap(nil, &perr)
 	}

@@ -39,6 +39,7 @@ type ticket struct {
 	ent     *entityRun
 	row     value.Row
 	nested  [][]value.Row // child rows of nested tables, if any
+	split   *rowSplit     // the row's split aggregates, if any (set before its items go out)
 	key     []value.Value
 	pending atomic.Int32
 	items   int32
