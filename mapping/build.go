@@ -62,10 +62,13 @@ func (e *EntityPlan) BuildNested(row value.Row, nested [][]value.Row, dst []Item
 
 // limits are the size rules a build enforces. split is the most a part of
 // a split aggregate may be, and is never lifted: an unchecked build splits
-// as a checked one does.
+// as a checked one does, and lax lets it put an element too large for any
+// part into a part of its own instead of failing, so that it can be
+// measured.
 type limits struct {
 	item, pk, sk int
 	split        int
+	lax          bool
 }
 
 // dynamoLimits are DynamoDB's; BuildUnchecked lifts them.

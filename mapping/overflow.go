@@ -167,7 +167,7 @@ func (np *NestPlan) split(e *EntityPlan, base Item, elems []types.AttributeValue
 			chunks = append(chunks, [2]int{start, i})
 			start, size = i, fixed(len(chunks)+1)
 		}
-		if size+es > budget {
+		if size+es > budget && !lim.lax {
 			return nil, fmt.Errorf("element %d is %d bytes; with the %d bytes of a part's key and attributes it is over %s", i, es, size, np.budgetText(lim))
 		}
 		size += es
@@ -211,7 +211,7 @@ func (np *NestPlan) split(e *EntityPlan, base Item, elems []types.AttributeValue
 			attrs[np.Name] = &types.AttributeValueMemberL{Value: elems[c[0]:c[1]]}
 		}
 		size := ItemSize(attrs)
-		if size > budget {
+		if size > budget && !lim.lax {
 			// The chunking above counts exactly what ItemSize does; this
 			// guards that promise.
 			return nil, fmt.Errorf("part %d of the split item is %d bytes, over %s", p+1, size, np.budgetText(lim))
@@ -220,6 +220,26 @@ func (np *NestPlan) split(e *EntityPlan, base Item, elems []types.AttributeValue
 		parts = append(parts, Item{Attrs: attrs, Key: key, PKLen: base.PKLen, Size: size, Entity: e, Type: base.Type, Origin: base.Origin, SplitPart: p + 1})
 	}
 	return append(parts, head), nil
+}
+
+// SplitLimit is the most a part of the entity's split aggregates may be:
+// the smallest max_bytes of its nests that split, and never more than
+// SplitItemBytes; 0 when none splits.
+func (e *EntityPlan) SplitLimit() int {
+	limit := 0
+	for _, np := range e.nests {
+		if np.overflow != overflowSplit {
+			continue
+		}
+		b := SplitItemBytes
+		if np.maxBytes > 0 {
+			b = min(b, np.maxBytes)
+		}
+		if limit == 0 || b < limit {
+			limit = b
+		}
+	}
+	return limit
 }
 
 // budgetText says what a part of a split is held to.
