@@ -484,7 +484,7 @@ func (r *run) reject(tk *ticket, err error) error {
 	if !errors.As(err, &rerr) {
 		rerr = &mapping.RowError{Entity: tk.ent.plan.Name, SourceKey: tk.ent.plan.SourceKey(tk.row), Reason: err.Error(), Row: tk.ent.plan.RowValues(tk.row)}
 	}
-	tk.rejected = true
+	tk.rejected.Store(true)
 	r.gates.fail(tk)
 	return r.policy.handle(tk.ent, rerr)
 }

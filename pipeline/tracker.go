@@ -45,7 +45,7 @@ type ticket struct {
 	items   int32
 	weight  atomic.Int64 // held on the in-flight budget until the row completes
 	// rejected marks a row that went to the error policy.
-	rejected bool
+	rejected atomic.Bool
 	complete bool // guarded by tr.mu
 }
 
@@ -105,7 +105,7 @@ func (t *tracker) advanceLocked() {
 		last = tk
 		rows++
 		items += int64(tk.items)
-		if tk.rejected {
+		if tk.rejected.Load() {
 			rejected++
 		}
 	}
