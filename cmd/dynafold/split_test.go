@@ -382,11 +382,11 @@ func startDynalite(t *testing.T, kb int) string {
 }
 
 // A row whose aggregate fails part way (the server refuses some of its
-// parts, here a dynalite that takes items of at most 13 KB while the parts
+// parts, here a dynalite that takes items of at most 10 KB while the parts
 // are up to 14,000 bytes) leaves no head item: the parts it wrote are
 // deleted, and every head in the table has all of its parts.
 func TestSplitRowFailingMidAggregate(t *testing.T) {
-	endpoint := startDynalite(t, 13)
+	endpoint := startDynalite(t, 10)
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			dsn := d.NewDB(t)
