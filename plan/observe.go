@@ -148,13 +148,25 @@ func (o *observer) check(ep *mapping.EntityPlan, items []mapping.Item) []violati
 		}
 		return ""
 	}
+	// One violation per row for its parts over the split limit: the
+	// largest, and how many.
 	splitLimit := ep.SplitLimit()
+	var worst *mapping.Item
+	overCount := 0
+	for i := range items {
+		if it := &items[i]; it.SplitPart > 0 && it.Size > splitLimit {
+			overCount++
+			if worst == nil || it.Size > worst.Size {
+				worst = it
+			}
+		}
+	}
+	if worst != nil {
+		out = append(out, violation{"limit.split_part", fmt.Sprintf("%spart %d of the split item is %s bytes, key and attributes included (%s over); parts are held to %s bytes (max_bytes, and never more than the %s-byte item limit less %s)",
+			part(worst), worst.SplitPart, num(worst.Size), plural(int64(overCount), "part"), num(splitLimit), num(mapping.MaxItemBytes), num(mapping.SplitMarginBytes))})
+	}
 	for i := range items {
 		it := &items[i]
-		if it.SplitPart > 0 && it.Size > splitLimit {
-			out = append(out, violation{"limit.split_part", fmt.Sprintf("%spart %d of the split item is %s bytes, key and attributes included; parts are held to %s bytes (max_bytes, and never more than the %s-byte item limit less %s)",
-				part(it), it.SplitPart, num(it.Size), num(splitLimit), num(mapping.MaxItemBytes), num(mapping.SplitMarginBytes))})
-		}
 		if it.Size > o.lim.ItemBytes {
 			out = append(out, violation{"limit.item_size", fmt.Sprintf("%sitem is %s bytes; the limit is %s (attribute names included)", part(it), num(it.Size), num(o.lim.ItemBytes))})
 		}

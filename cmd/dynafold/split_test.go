@@ -472,3 +472,26 @@ func dynamoClientAt(t *testing.T, endpoint string) *dynamodb.Client {
 	require.NoError(t, err)
 	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(endpoint) })
 }
+
+// A max_bytes too small for one reading and a part's own key and
+// attributes: plan reports limit.split_part and exits 3.
+func TestPlanSplitPartOverLimit(t *testing.T) {
+	for _, d := range testenv.Drivers() {
+		t.Run(d.Name, func(t *testing.T) {
+			dsn := d.NewDB(t)
+			testenv.LoadSQL(t, d.Name, dsn, clitest.RepoPath("testdata/alleycat/"+d.Name+".sql"))
+			config := alleycatConfig(t, "max_bytes: 14000", "max_bytes: 60")
+			r, rep := runPlan(t, "--no-target", "--config", config, "--source-dsn", dsn)
+			require.Equal(t, exitPlanData, r.Code, r.Output())
+			var found bool
+			for _, f := range rep.Findings {
+				if f.Check == "limit.split_part" && !strings.Contains(f.Message, "not listed") {
+					found = true
+					require.Regexp(t, `part \d+ of the split item is \d+ bytes, key and attributes included \(\d+ parts over\)`, f.Message)
+					require.Contains(t, f.Message, "parts are held to 60 bytes")
+				}
+			}
+			require.True(t, found, r.Output())
+		})
+	}
+}
