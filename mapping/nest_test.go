@@ -281,3 +281,67 @@ entities:
 		})
 	}
 }
+
+// Parts of a map split and of a split with no max_bytes are held, whole, to
+// their limit: max_bytes, or the item limit less the split margin; an
+// element with no room beside a part's key and attributes is an error.
+func TestNestSplitWholePartLimits(t *testing.T) {
+	t.Run("map", func(t *testing.T) {
+		e := nestPlan(t, `
+        from: race_readings
+        on: {race_id: race_id, racer_id: racer_id}
+        as: map
+        key: second
+        attributes: {c: cadence, o: output}
+        max_bytes: 700
+        overflow: split
+`)
+		items, err := e.BuildNested(value.Row{value.IntValue(7), value.IntValue(1), value.IntValue(1)}, [][]value.Row{readings(500)}, nil, nil)
+		require.NoError(t, err)
+		head := items[len(items)-1]
+		require.Equal(t, len(items)-1, head.SplitParts)
+		n := 0
+		for _, p := range items[:len(items)-1] {
+			require.Equal(t, ItemSize(p.Attrs), p.Size)
+			require.LessOrEqual(t, p.Size, 700)
+			n += len(p.Attrs["Readings"].(*types.AttributeValueMemberM).Value)
+		}
+		require.Equal(t, 500, n)
+	})
+	t.Run("no max_bytes", func(t *testing.T) {
+		e := nestPlan(t, `
+        from: race_readings
+        on: {race_id: race_id, racer_id: racer_id}
+        order_by: [second]
+        attributes: {s: second, c: cadence, o: output}
+        overflow: split
+`)
+		items, err := e.BuildNested(value.Row{value.IntValue(7), value.IntValue(1), value.IntValue(1)}, [][]value.Row{readings(26000)}, nil, nil)
+		require.NoError(t, err)
+		require.Len(t, items, 3, "two parts and the head")
+		for _, p := range items[:2] {
+			require.Equal(t, ItemSize(p.Attrs), p.Size)
+			require.LessOrEqual(t, p.Size, MaxItemBytes-SplitMarginBytes)
+		}
+		require.Greater(t, items[0].Size, MaxItemBytes-SplitMarginBytes-100, "the first part is filled")
+		require.Equal(t, MaxItemBytes-SplitMarginBytes, e.SplitLimit())
+	})
+	t.Run("element too large", func(t *testing.T) {
+		e := nestPlan(t, `
+        from: race_readings
+        on: {race_id: race_id, racer_id: racer_id}
+        order_by: [second]
+        attributes: {s: second, c: cadence, o: output}
+        max_bytes: 60
+        overflow: split
+`)
+		row := value.Row{value.IntValue(7), value.IntValue(1), value.IntValue(1)}
+		_, err := e.BuildNested(row, [][]value.Row{readings(10)}, nil, nil)
+		require.ErrorContains(t, err, "bytes of a part's key and attributes it is over max_bytes 60")
+		// Unchecked, the element gets a part of its own, over the limit.
+		items, err := e.BuildUnchecked(row, [][]value.Row{readings(10)}, nil)
+		require.NoError(t, err)
+		require.Len(t, items, 11)
+		require.Greater(t, items[0].Size, 60)
+	})
+}
