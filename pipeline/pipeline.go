@@ -471,13 +471,6 @@ func (r *run) builder(ctx context.Context, in <-chan []*ticket, out chan<- []*ma
 	return nil
 }
 
-// splitRange is a built row with a split aggregate: its items are
-// slab[start:end].
-type splitRange struct {
-	tk         *ticket
-	start, end int
-}
-
 // reject applies the entity's error policy to a row that cannot be written.
 func (r *run) reject(tk *ticket, err error) error {
 	var rerr *mapping.RowError

@@ -66,6 +66,13 @@ type removal struct {
 	parts []*mapping.Item
 }
 
+// splitRange is a built row with a split aggregate: its items are
+// slab[start:end].
+type splitRange struct {
+	tk         *ticket
+	start, end int
+}
+
 // newRowSplit links a row's items to their aggregates, or returns nil when
 // the row has no split aggregate. items are the row's items in build order,
 // at their final addresses.
