@@ -27,6 +27,13 @@ type Item struct {
 	Entity *EntityPlan
 	Type   string
 	Part   int
+	// SplitParts, on the head of a split aggregate (the item that keeps
+	// the key and carries the part count), is how many parts it has; they
+	// are the SplitParts items just before it in the row's items, so that
+	// in build order the parts come first and the head last. SplitPart
+	// numbers a part, from 1; it is 0 on every other item.
+	SplitParts int
+	SplitPart  int
 	// Origin is set by the pipeline to route the write acknowledgement back
 	// to the source row; mapping never reads it.
 	Origin any
@@ -57,13 +64,19 @@ func (e *EntityPlan) BuildNested(row value.Row, nested [][]value.Row, dst []Item
 	return e.build(row, nested, dst, a, dynamoLimits)
 }
 
-// limits are the size rules a build enforces.
+// limits are the size rules a build enforces. split is the most a part of
+// a split aggregate may be, and is never lifted: an unchecked build splits
+// as a checked one does, and lax lets it put an element too large for any
+// part into a part of its own instead of failing, so that it can be
+// measured.
 type limits struct {
 	item, pk, sk int
+	split        int
+	lax          bool
 }
 
 // dynamoLimits are DynamoDB's; BuildUnchecked lifts them.
-var dynamoLimits = limits{item: MaxItemBytes, pk: MaxPartitionKeyBytes, sk: MaxSortKeyBytes}
+var dynamoLimits = limits{item: MaxItemBytes, pk: MaxPartitionKeyBytes, sk: MaxSortKeyBytes, split: SplitItemBytes}
 
 func (e *EntityPlan) build(row value.Row, nested [][]value.Row, dst []Item, a *Arena, lim limits) ([]Item, error) {
 	start := len(dst)

@@ -71,6 +71,9 @@ func (it *ItemPlan) HasTTL() bool { return it.ttl != nil }
 // rejects for its size can be measured. Every other rule (NULL or empty
 // table keys, conversions) still applies and returns a *RowError. The
 // items it returns may be impossible to write.
+//
+// A split aggregate is split as Build splits it; an element too large for
+// any part gets a part of its own, over the limit.
 func (e *EntityPlan) BuildUnchecked(row value.Row, nested [][]value.Row, dst []Item) ([]Item, error) {
-	return e.build(row, nested, dst, nil, limits{item: math.MaxInt, pk: math.MaxInt, sk: math.MaxInt})
+	return e.build(row, nested, dst, nil, limits{item: math.MaxInt, pk: math.MaxInt, sk: math.MaxInt, split: SplitItemBytes, lax: true})
 }

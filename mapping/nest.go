@@ -51,6 +51,10 @@ const (
 // width so that parts sort in order under begins_with.
 const partFormat = "#PART#%04d"
 
+// maxParts is the most parts an item splits into: four digits keep the
+// parts in order under begins_with.
+const maxParts = 9999
+
 // Nests returns the entity's nested attributes.
 func (e *EntityPlan) Nests() []*NestPlan { return e.nests }
 

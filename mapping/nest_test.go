@@ -101,8 +101,9 @@ func TestNestListFitsInOneItem(t *testing.T) {
 }
 
 // A 3,600-reading series over max_bytes is split: the item keeps its key,
-// index key and attributes plus the part count, and the parts, each under
-// the limit, hold the readings in order.
+// index key and attributes plus the part count, and the parts, each whole
+// part (keys, Part and type attribute included) under the limit, hold the
+// readings in order. The parts come first and the head last.
 func TestNestSplitBoundaries(t *testing.T) {
 	for _, max := range []int{2000, 16000, 60000} {
 		t.Run(fmt.Sprint(max), func(t *testing.T) {
@@ -116,11 +117,13 @@ func TestNestSplitBoundaries(t *testing.T) {
 `, max))
 			items, err := e.BuildNested(value.Row{value.IntValue(7), value.IntValue(1), value.IntValue(12345)}, [][]value.Row{readings(3600)}, nil, nil)
 			require.NoError(t, err)
-			head := items[0]
+			head := items[len(items)-1]
 			require.Equal(t, &types.AttributeValueMemberS{Value: "race-7"}, head.Attrs["SK"])
+			require.Equal(t, len(items)-1, head.SplitParts)
+			require.Equal(t, len(items)-1, head.Part)
 			require.Equal(t, &types.AttributeValueMemberN{Value: "12345"}, head.Attrs["Numeric"], "the item stays in the index")
 			require.NotContains(t, head.Attrs, "Readings")
-			parts := items[1:]
+			parts := items[:len(items)-1]
 			require.Equal(t, &types.AttributeValueMemberN{Value: fmt.Sprint(len(parts))}, head.Attrs["Parts"])
 			require.Greater(t, len(parts), 1)
 			var seconds []string
@@ -133,9 +136,9 @@ func TestNestSplitBoundaries(t *testing.T) {
 				require.Equal(t, &types.AttributeValueMemberN{Value: fmt.Sprint(i + 1)}, p.Attrs["Part"])
 				require.NotContains(t, p.Attrs, "Numeric", "parts stay out of indexes")
 				require.Equal(t, head.Attrs["_type"], p.Attrs["_type"])
-				attrSize := len("Readings") + ValueSize(p.Attrs["Readings"])
-				require.LessOrEqual(t, attrSize, max, "part %d", i+1)
+				require.Equal(t, i+1, p.SplitPart)
 				require.Equal(t, ItemSize(p.Attrs), p.Size)
+				require.LessOrEqual(t, p.Size, max, "part %d, whole", i+1)
 				require.Equal(t, "racer-1\x00"+sk, p.Key)
 				for _, el := range p.Attrs["Readings"].(*types.AttributeValueMemberL).Value {
 					seconds = append(seconds, el.(*types.AttributeValueMemberM).Value["s"].(*types.AttributeValueMemberN).Value)
@@ -149,7 +152,7 @@ func TestNestSplitBoundaries(t *testing.T) {
 			// not have fit.
 			for i := 0; i+1 < len(parts); i++ {
 				next := parts[i+1].Attrs["Readings"].(*types.AttributeValueMemberL).Value[0]
-				require.Greater(t, len("Readings")+ValueSize(parts[i].Attrs["Readings"])+1+ValueSize(next), max)
+				require.Greater(t, parts[i].Size+1+ValueSize(next), max)
 			}
 		})
 	}
@@ -277,4 +280,68 @@ entities:
 			require.True(t, strings.HasPrefix(err.Error(), "entities.result.nest.Readings"), err.Error())
 		})
 	}
+}
+
+// Parts of a map split and of a split with no max_bytes are held, whole, to
+// their limit: max_bytes, or the item limit less the split margin; an
+// element with no room beside a part's key and attributes is an error.
+func TestNestSplitWholePartLimits(t *testing.T) {
+	t.Run("map", func(t *testing.T) {
+		e := nestPlan(t, `
+        from: race_readings
+        on: {race_id: race_id, racer_id: racer_id}
+        as: map
+        key: second
+        attributes: {c: cadence, o: output}
+        max_bytes: 700
+        overflow: split
+`)
+		items, err := e.BuildNested(value.Row{value.IntValue(7), value.IntValue(1), value.IntValue(1)}, [][]value.Row{readings(500)}, nil, nil)
+		require.NoError(t, err)
+		head := items[len(items)-1]
+		require.Equal(t, len(items)-1, head.SplitParts)
+		n := 0
+		for _, p := range items[:len(items)-1] {
+			require.Equal(t, ItemSize(p.Attrs), p.Size)
+			require.LessOrEqual(t, p.Size, 700)
+			n += len(p.Attrs["Readings"].(*types.AttributeValueMemberM).Value)
+		}
+		require.Equal(t, 500, n)
+	})
+	t.Run("no max_bytes", func(t *testing.T) {
+		e := nestPlan(t, `
+        from: race_readings
+        on: {race_id: race_id, racer_id: racer_id}
+        order_by: [second]
+        attributes: {s: second, c: cadence, o: output}
+        overflow: split
+`)
+		items, err := e.BuildNested(value.Row{value.IntValue(7), value.IntValue(1), value.IntValue(1)}, [][]value.Row{readings(26000)}, nil, nil)
+		require.NoError(t, err)
+		require.Len(t, items, 3, "two parts and the head")
+		for _, p := range items[:2] {
+			require.Equal(t, ItemSize(p.Attrs), p.Size)
+			require.LessOrEqual(t, p.Size, MaxItemBytes-SplitMarginBytes)
+		}
+		require.Greater(t, items[0].Size, MaxItemBytes-SplitMarginBytes-100, "the first part is filled")
+		require.Equal(t, MaxItemBytes-SplitMarginBytes, e.SplitLimit())
+	})
+	t.Run("element too large", func(t *testing.T) {
+		e := nestPlan(t, `
+        from: race_readings
+        on: {race_id: race_id, racer_id: racer_id}
+        order_by: [second]
+        attributes: {s: second, c: cadence, o: output}
+        max_bytes: 60
+        overflow: split
+`)
+		row := value.Row{value.IntValue(7), value.IntValue(1), value.IntValue(1)}
+		_, err := e.BuildNested(row, [][]value.Row{readings(10)}, nil, nil)
+		require.ErrorContains(t, err, "bytes of a part's key and attributes it is over max_bytes 60")
+		// Unchecked, the element gets a part of its own, over the limit.
+		items, err := e.BuildUnchecked(row, [][]value.Row{readings(10)}, nil)
+		require.NoError(t, err)
+		require.Len(t, items, 11)
+		require.Greater(t, items[0].Size, 60)
+	})
 }

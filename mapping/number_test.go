@@ -1,6 +1,7 @@
 package mapping
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -49,4 +50,64 @@ func TestNumberDigits(t *testing.T) {
 	require.Equal(t, 1, NumberDigits("100"))
 	require.Equal(t, 3, NumberDigits("-0.00123"))
 	require.Equal(t, 38, NumberDigits(strings.Repeat("9", 38)))
+}
+
+// dynaliteNumberSize is dynalite's size of a number (db/index.js valSize,
+// case 'N'), written from its source with big.js's representation: c the
+// digits without leading or trailing zeros, e the power of ten of the first
+// digit.
+func dynaliteNumberSize(t *testing.T, s string) int {
+	t.Helper()
+	neg, digits, exp, err := parseDecimal(s)
+	require.NoError(t, err)
+	if digits == "" {
+		return 1
+	}
+	d := len(digits)
+	e := exp + d - 1
+	n := 1 + (d+1)/2
+	if d%2 == 0 && e%2 == 0 {
+		n++
+	}
+	if neg {
+		n++
+	}
+	return n
+}
+
+// The number size never undercounts the server's, whatever the digits'
+// alignment on the decimal point, and is at most one byte more.
+func TestNumberSizeBoundsServer(t *testing.T) {
+	cases := []struct {
+		in   string
+		want int
+	}{
+		{"0", 2},
+		{"7", 2},
+		{"407.5", 4}, // 04|07|50: where (4+1)/2+1 counted 3
+		{"4075", 4},
+		{"-407.5", 5},
+		{"0.001", 2},
+		{"1E+100", 2},
+		{"12", 3},
+		{"99999999999999999999999999999999999999", 21},
+		{"-12345678901234567890123456789012345678", 22},
+		{"1234567890123456789012345678901234567.8", 21},
+	}
+	for _, c := range cases {
+		got := numberSize(c.in)
+		require.Equal(t, c.want, got, c.in)
+		server := dynaliteNumberSize(t, c.in)
+		require.GreaterOrEqual(t, got, server, c.in)
+		require.LessOrEqual(t, got, server+1, c.in)
+	}
+	// Every digit count at both exponent parities, both signs.
+	for d := 1; d <= 38; d++ {
+		for _, shift := range []int{-3, -2, -1, 0, 1, 2} {
+			for _, sign := range []string{"", "-"} {
+				s := sign + strings.Repeat("7", d) + "E" + fmt.Sprint(shift)
+				require.GreaterOrEqual(t, numberSize(s), dynaliteNumberSize(t, s), s)
+			}
+		}
+	}
 }

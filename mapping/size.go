@@ -17,7 +17,7 @@ func ItemSize(item map[string]types.AttributeValue) int {
 
 // ValueSize is the stored size of one attribute value:
 //   - S: UTF-8 bytes; B: raw bytes
-//   - N: one byte per two significant digits, plus one
+//   - N: see numberSize, an upper bound of DynamoDB's approximate rule
 //   - BOOL, NULL: one byte
 //   - L, M: three bytes, plus one byte and the size of each element (and
 //     for M the element's name)
@@ -78,8 +78,30 @@ func largestAttribute(item map[string]types.AttributeValue) (string, int) {
 	return name, best
 }
 
+// numberSize is the size counted for a number: 2 bytes plus one per two
+// significant digits (rounded down), plus 1 for a negative number.
+//
+// DynamoDB documents only "approximately 1 byte per two significant digits,
+// plus 1 byte". It stores numbers base 100: an exponent byte, then one byte
+// per pair of digits, the pairs aligned on the decimal point, so 407.5 is
+// 04|07|50, three bytes of digits where (4+1)/2 counted two. dynalite
+// implements exactly that (db/index.js valSize: 1 + ceil(d/2), plus 1
+// when d and the exponent are both even, plus 1 when negative). The
+// alignment can cost at most one byte more than ceil(d/2), so
+// 1 + ceil((d+1)/2) + negative = 2 + d/2 + negative bounds it for every
+// exponent: it never counts less than the server, and at most one byte
+// more per number. Zero counts 2 (the server: 1).
 func numberSize(s string) int {
-	return (NumberDigits(s)+1)/2 + 1
+	neg, digits, _, err := parseDecimal(s)
+	if err != nil {
+		// Not a valid number: DynamoDB refuses it anyway; never undercount.
+		return len(s) + 2
+	}
+	n := 2 + len(digits)/2
+	if neg && digits != "" {
+		n++
+	}
+	return n
 }
 
 // nestingDepth returns how deeply lists and maps nest inside v.

@@ -28,7 +28,11 @@ const windowBytes = 32 << 20
 //
 // Keys are unique within a run (dedupe holds back repeats), so a batch
 // never carries the same key twice, which BatchWriteItem would refuse.
-func interleave(ctx context.Context, in <-chan []*mapping.Item, out chan<- []*mapping.Item, window int) error {
+//
+// The head of a split aggregate goes through gates (nil: none): it is held
+// until its parts are acknowledged, and the batcher finishes only once no
+// head is held.
+func interleave(ctx context.Context, in <-chan []*mapping.Item, out chan<- []*mapping.Item, window int, gates *splitGates) error {
 	q := newKeyQueues()
 	emit := func() bool {
 		batch := q.take(sink.MaxBatchItems)
@@ -49,20 +53,33 @@ func interleave(ctx context.Context, in <-chan []*mapping.Item, out chan<- []*ma
 			}
 			continue
 		}
+		if in == nil { // every item is in: send what is held, wait for held heads
+			if q.n > 0 {
+				if !emit() {
+					return nil
+				}
+				continue
+			}
+			if gates.idle() {
+				return nil
+			}
+		}
 		if q.n > 0 {
 			idle.Reset(20 * time.Millisecond)
 		}
 		select {
 		case chunk, ok := <-in:
 			if !ok {
-				for q.n > 0 {
-					if !emit() {
-						return nil
-					}
-				}
-				return nil
+				in = nil
+				continue
 			}
 			for _, it := range chunk {
+				if gates.admit(it) {
+					q.push(it)
+				}
+			}
+		case <-gates.wakeC():
+			for _, it := range gates.take() {
 				q.push(it)
 			}
 		case <-idle.C:

@@ -29,7 +29,7 @@ func TestInterleaveSpreadsPartitionKeys(t *testing.T) {
 		}
 		close(in)
 	}()
-	require.NoError(t, interleave(context.Background(), in, out, 16384))
+	require.NoError(t, interleave(context.Background(), in, out, 16384, nil))
 	close(out)
 	var batches [][]*mapping.Item
 	total := 0
@@ -77,7 +77,7 @@ func TestInterleaveFewKeysStillFillsBatches(t *testing.T) {
 		in <- []*mapping.Item{testItem("ONLY", fmt.Sprint(i))}
 	}
 	close(in)
-	require.NoError(t, interleave(context.Background(), in, out, 2048))
+	require.NoError(t, interleave(context.Background(), in, out, 2048, nil))
 	close(out)
 	var sizes []int
 	for b := range out {

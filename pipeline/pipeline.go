@@ -147,6 +147,7 @@ type run struct {
 	order    []*entityRun
 	policy   *policy
 	dedupe   *dedupe
+	gates    *splitGates
 	started  time.Time
 	// inFlight weighs rows between read and acknowledgement (see
 	// Options.MaxInFlight).
@@ -204,6 +205,7 @@ func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 	}
 	defer r.policy.close()
 	r.dedupe = newDedupe(opts.DedupeBytes, r)
+	r.gates = newSplitGates()
 	if err := job.Store.Flush(ctx); err != nil {
 		return nil, err
 	}
@@ -294,12 +296,24 @@ func (r *run) stages(ctx context.Context) error {
 
 	g.Go(func() error {
 		defer close(batches)
-		return interleave(writeCtx, items, batches, r.opts.Window)
+		return interleave(writeCtx, items, batches, r.opts.Window, r.gates)
 	})
 
+	var writers sync.WaitGroup
+	writersDone := make(chan struct{})
 	for i := 0; i < r.opts.Writers; i++ {
-		g.Go(func() error { return r.writer(writeCtx, batches) })
+		writers.Add(1)
+		g.Go(func() error {
+			defer writers.Done()
+			return r.writer(writeCtx, batches)
+		})
 	}
+	g.Go(func() error {
+		writers.Wait()
+		close(writersDone)
+		return nil
+	})
+	g.Go(func() error { return r.remover(writeCtx, writersDone) })
 
 	// Persist progress and report it while the stages run.
 	ticker := time.NewTicker(r.opts.FlushEvery)
@@ -420,6 +434,7 @@ func (r *run) builder(ctx context.Context, in <-chan []*ticket, out chan<- []*ma
 	for chunk := range in {
 		var slab []mapping.Item // one allocation for the chunk's items
 		built := make([]*ticket, 0, len(chunk))
+		var splits []splitRange
 		for _, tk := range chunk {
 			start := len(slab)
 			var err error
@@ -439,6 +454,9 @@ func (r *run) builder(ctx context.Context, in <-chan []*ticket, out chan<- []*ma
 			tk.ent.stats.itemsBuilt.Add(int64(n))
 			for i := start; i < len(slab); i++ {
 				slab[i].Origin = tk
+				if slab[i].SplitParts > 0 && (len(splits) == 0 || splits[len(splits)-1].tk != tk) {
+					splits = append(splits, splitRange{tk, start, len(slab)})
+				}
 			}
 		}
 		if r.opts.OnBuilt != nil {
@@ -447,6 +465,9 @@ func (r *run) builder(ctx context.Context, in <-chan []*ticket, out chan<- []*ma
 			}
 		}
 		// Pointers are taken only now: Build may have moved the slab.
+		for _, sr := range splits {
+			sr.tk.split = newRowSplit(slab[sr.start:sr.end])
+		}
 		ready, err := r.dedupe.filter(ctx, slab, out)
 		if err != nil {
 			return err
@@ -486,7 +507,8 @@ func (r *run) reject(tk *ticket, err error) error {
 	if !errors.As(err, &rerr) {
 		rerr = &mapping.RowError{Entity: tk.ent.plan.Name, SourceKey: tk.ent.plan.SourceKey(tk.row), Reason: err.Error(), Row: tk.ent.plan.RowValues(tk.row)}
 	}
-	tk.rejected = true
+	tk.rejected.Store(true)
+	r.gates.fail(tk)
 	return r.policy.handle(tk.ent, rerr)
 }
 
@@ -519,6 +541,7 @@ func (r *run) Acked(items []*mapping.Item) {
 			tk.ent.stats.touch()
 			last = tk.ent
 		}
+		r.gates.acked(it)
 		tk.release()
 	}
 }
@@ -526,6 +549,7 @@ func (r *run) Acked(items []*mapping.Item) {
 // Rejected implements sink.Results: DynamoDB refused an item.
 func (r *run) Rejected(it *mapping.Item, err error) {
 	tk := it.Origin.(*ticket)
+	r.gates.refused(it)
 	if perr := r.reject(tk, err); perr != nil {
 		r.writerErr.CompareAndSwap(nil, &perr)
 	}

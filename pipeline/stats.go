@@ -84,6 +84,11 @@ type Summary struct {
 	Seconds     float64             `json:"seconds"`
 	RejectFile  string              `json:"reject_file,omitempty"`
 	Collisions  int64               `json:"key_collisions"`
+	// SplitPartsRemoved counts parts of split aggregates deleted because
+	// their row failed before its head was written; SplitPartsLeft those a
+	// sink that cannot delete left in place (logged with their rows).
+	SplitPartsRemoved int64 `json:"split_parts_removed"`
+	SplitPartsLeft    int64 `json:"split_parts_left,omitempty"`
 }
 
 func (r *run) summary(resumed bool) *Summary {
@@ -97,6 +102,9 @@ func (r *run) summary(resumed bool) *Summary {
 		Ended:       end.UTC(),
 		Seconds:     end.Sub(r.started).Seconds(),
 		Collisions:  r.dedupe.collisions.Load(),
+
+		SplitPartsRemoved: r.gates.removed.Load(),
+		SplitPartsLeft:    r.gates.left.Load(),
 	}
 	if r.policy.wrote() {
 		s.RejectFile = r.policy.path

@@ -39,12 +39,13 @@ type ticket struct {
 	ent     *entityRun
 	row     value.Row
 	nested  [][]value.Row // child rows of nested tables, if any
+	split   *rowSplit     // the row's split aggregates, if any (set before its items go out)
 	key     []value.Value
 	pending atomic.Int32
 	items   int32
 	weight  atomic.Int64 // held on the in-flight budget until the row completes
 	// rejected marks a row that went to the error policy.
-	rejected bool
+	rejected atomic.Bool
 	complete bool // guarded by tr.mu
 }
 
@@ -104,7 +105,7 @@ func (t *tracker) advanceLocked() {
 		last = tk
 		rows++
 		items += int64(tk.items)
-		if tk.rejected {
+		if tk.rejected.Load() {
 			rejected++
 		}
 	}

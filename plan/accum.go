@@ -30,6 +30,9 @@ type entAcc struct {
 	idxItems, idxUnits               []int64
 	sizes                            histogram
 	maxPK, maxSK                     int
+	// split aggregates: heads, parts, most parts of one, largest part
+	splitItems, splitParts int64
+	maxParts, maxPartBytes int
 }
 
 type tableAcc struct {
@@ -121,6 +124,14 @@ func (a *aggregator) item(ro *rowObs, ep *mapping.EntityPlan, e *entAcc, it *ite
 	e.units += units
 	e.sizes.add(size)
 	e.maxPK, e.maxSK = max(e.maxPK, pkLen), max(e.maxSK, skLen)
+	if it.splitParts > 0 {
+		e.splitItems++
+		e.splitParts += int64(it.splitParts)
+		e.maxParts = max(e.maxParts, it.splitParts)
+	}
+	if it.splitPart > 0 {
+		e.maxPartBytes = max(e.maxPartBytes, it.size)
+	}
 	t := &a.tbl
 	t.items++
 	t.bytes += size

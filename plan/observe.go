@@ -20,11 +20,14 @@ type idxObs struct {
 }
 
 type itemObs struct {
-	part  int
-	size  int
-	key   string
-	pkLen int
-	idx   []idxObs
+	part int
+	size int
+	// splitPart numbers a part of a split aggregate (from 1); splitParts
+	// is the part count on its head.
+	splitPart, splitParts int
+	key                   string
+	pkLen                 int
+	idx                   []idxObs
 }
 
 type violation struct {
@@ -91,7 +94,7 @@ type observer struct {
 func (o *observer) items(items []mapping.Item, dst []itemObs) []itemObs {
 	for i := range items {
 		it := &items[i]
-		ob := itemObs{part: it.Part, size: it.Size, key: it.Key, pkLen: it.PKLen}
+		ob := itemObs{part: it.Part, size: it.Size, key: it.Key, pkLen: it.PKLen, splitPart: it.SplitPart, splitParts: it.SplitParts}
 		if len(o.shapes) > 0 {
 			ob.idx = make([]idxObs, len(o.shapes))
 			for j, s := range o.shapes {
@@ -144,6 +147,23 @@ func (o *observer) check(ep *mapping.EntityPlan, items []mapping.Item) []violati
 			return fmt.Sprintf("item %s: ", it.Type)
 		}
 		return ""
+	}
+	// One violation per row for its parts over the split limit: the
+	// largest, and how many.
+	splitLimit := ep.SplitLimit()
+	var worst *mapping.Item
+	overCount := 0
+	for i := range items {
+		if it := &items[i]; it.SplitPart > 0 && it.Size > splitLimit {
+			overCount++
+			if worst == nil || it.Size > worst.Size {
+				worst = it
+			}
+		}
+	}
+	if worst != nil {
+		out = append(out, violation{"limit.split_part", fmt.Sprintf("%spart %d of the split item is %s bytes, key and attributes included (%s over); parts are held to %s bytes (max_bytes, and never more than the %s-byte item limit less %s)",
+			part(worst), worst.SplitPart, num(worst.Size), plural(int64(overCount), "part"), num(splitLimit), num(mapping.MaxItemBytes), num(mapping.SplitMarginBytes))})
 	}
 	for i := range items {
 		it := &items[i]

@@ -79,6 +79,11 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintln(tw, line)
 		}
 		tw.Flush()
+		for _, e := range r.Entities {
+			if e.Split != nil {
+				ew.printf("  %s: %s\n", e.Entity, splitText(e.Split))
+			}
+		}
 	}
 	if t := r.Totals; t != nil {
 		ew.printf("\nTABLE %s\n", r.Table)
@@ -163,6 +168,14 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			ew.printf("\n")
 		}
 		ew.printf("\n")
+		for _, e := range r.Entities {
+			if e.Split != nil {
+				ew.printf("- `%s`: %s.\n", e.Entity, splitText(e.Split))
+			}
+		}
+		if hasSplit(r.Entities) {
+			ew.printf("\n")
+		}
 	}
 	if t := r.Totals; t != nil {
 		ew.printf("### Table `%s`\n\n", r.Table)
@@ -403,4 +416,22 @@ func atLeast(overstated int64) string {
 		return "at least "
 	}
 	return ""
+}
+
+// splitText describes an entity's split aggregates.
+func splitText(sr *SplitReport) string {
+	if sr.Items == 0 {
+		return fmt.Sprintf("no item split (parts would be held to %s bytes)", num(int64(sr.LimitBytes)))
+	}
+	return fmt.Sprintf("%s split into %s (at most %s per item); largest part %s bytes, whole (limit %s)",
+		plural(sr.Items, "item"), plural(sr.Parts, "part"), num(int64(sr.MaxParts)), num(int64(sr.MaxPartBytes)), num(int64(sr.LimitBytes)))
+}
+
+func hasSplit(es []EntityReport) bool {
+	for _, e := range es {
+		if e.Split != nil {
+			return true
+		}
+	}
+	return false
 }

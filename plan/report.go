@@ -78,6 +78,22 @@ type EntityReport struct {
 	MaxSKBytes    int         `json:"max_sk_bytes"`
 	WriteUnits    int64       `json:"write_units"`
 	IndexUnits    []UnitCount `json:"index_write_units,omitempty"`
+	// Split is set for an entity whose nested attribute splits.
+	Split *SplitReport `json:"split,omitempty"`
+}
+
+// SplitReport describes an entity's split aggregates.
+type SplitReport struct {
+	// Items is how many items were split, Parts how many parts they make
+	// (scaled when sampled), MaxParts the most parts of one item.
+	Items    int64 `json:"items"`
+	Parts    int64 `json:"parts"`
+	MaxParts int   `json:"max_parts"`
+	// MaxPartBytes is the largest part's whole size (key, Part and type
+	// attribute included); LimitBytes what a part is held to: max_bytes,
+	// never more than the item limit less the split margin.
+	MaxPartBytes int `json:"max_part_bytes"`
+	LimitBytes   int `json:"limit_bytes"`
 }
 
 // TableReport is the table as a whole.
@@ -227,6 +243,9 @@ func assemble(in Input, opts Options, static []Finding, st *Stats) *Report {
 		er := EntityReport{
 			Entity: ep.Name, Rows: sc(e.rows), Items: sc(e.items), RowErrors: sc(e.rowErrors), RowsOverLimit: sc(e.overLimit),
 			Bytes: sc(e.bytes), ItemSize: sizeStats(&e.sizes), MaxPKBytes: e.maxPK, MaxSKBytes: e.maxSK, WriteUnits: sc(e.units),
+		}
+		if limit := ep.SplitLimit(); limit > 0 {
+			er.Split = &SplitReport{Items: sc(e.splitItems), Parts: sc(e.splitParts), MaxParts: e.maxParts, MaxPartBytes: e.maxPartBytes, LimitBytes: limit}
 		}
 		for j, s := range a.shapes {
 			er.IndexUnits = append(er.IndexUnits, UnitCount{Index: s.ix.Name, Items: sc(e.idxItems[j]), Units: sc(e.idxUnits[j])})
