@@ -244,8 +244,30 @@ func (r *round) write(ctx context.Context, rows []*derived) error {
 }
 
 // send writes ops (distinct keys) with the writers in parallel and returns
-// once every one is acknowledged.
+// once every one is acknowledged. The head item of a split aggregate is
+// written only after every other write of the round, its parts included,
+// is acknowledged: a reader that finds the head finds all its parts.
 func (e *engine) send(ctx context.Context, ops []*mapping.Item) error {
+	var heads, rest []*mapping.Item
+	for _, it := range ops {
+		if it.SplitParts > 0 {
+			heads = append(heads, it)
+		} else {
+			rest = append(rest, it)
+		}
+	}
+	for _, group := range [][]*mapping.Item{rest, heads} {
+		if err := e.sendAll(ctx, group); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *engine) sendAll(ctx context.Context, ops []*mapping.Item) error {
+	if len(ops) == 0 {
+		return nil
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(e.opts.Writers)
 	res := &results{}
@@ -258,10 +280,7 @@ func (e *engine) send(ctx context.Context, ops []*mapping.Item) error {
 		}
 		return err
 	}
-	if err := res.err(); err != nil {
-		return err
-	}
-	return nil
+	return res.err()
 }
 
 // results receives the writer's outcomes for a round.
