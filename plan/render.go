@@ -118,6 +118,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	if t := r.Target; t != nil && t.Checked {
 		ew.printf("\nTARGET\n  %s\n", targetText(r.Table, t))
 	}
+	if s := r.Sync; s != nil {
+		ew.printf("\nSYNC READINESS\n  %s\n", s.text())
+	}
 	if len(r.Methods) > 0 {
 		ew.printf("\nMETHODS\n")
 		for _, m := range r.Methods {
@@ -214,6 +217,13 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		ew.printf("- Cost: %s, for %s.\n", usd(e.Cost.TotalUSD), e.Cost.Note)
 		ew.printf("- Duration: %s at %s write units per second, limited by %s (rate: %s).\n", humanDuration(e.Duration.Seconds), rate(e.Duration.Rate), e.Duration.LimitedBy, e.Duration.RateSource)
 		ew.printf("- Storage: %s.\n\n", storageText(e.Storage))
+	}
+	if s := r.Sync; s != nil {
+		ew.printf("### Sync readiness\n\n")
+		for _, l := range s.lines() {
+			ew.printf("- %s\n", strings.TrimSpace(l))
+		}
+		ew.printf("\n")
 	}
 	if t := r.Target; t != nil && t.Checked {
 		ew.printf("### Target\n\n%s.\n\n", targetText(r.Table, t))

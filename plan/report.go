@@ -24,6 +24,8 @@ type Report struct {
 	Indexes   []IndexReport  `json:"indexes,omitempty"`
 	Estimates *Estimates     `json:"estimates,omitempty"`
 	Target    *TargetInfo    `json:"target,omitempty"`
+	// Sync is the "sync readiness" of the source for `dynafold sync`.
+	Sync *SyncReadiness `json:"sync_readiness,omitempty"`
 	Limits    Limits         `json:"limits"`
 	Methods   []string       `json:"methods,omitempty"`
 }

@@ -48,6 +48,7 @@ collection over 10 GB with a local index, duplicate keys).`,
 	f.Int("max-keys", 1_000_000, "distinct partition-key values counted exactly per key space; beyond, heavy hitters are tracked with a stated error bound")
 	f.Int("max-dup-keys", 4_000_000, "item keys kept (as 64-bit hashes, about 20 bytes each) for exact duplicate detection")
 	f.Bool("no-target", false, "do not describe the target table")
+	f.String("slot", "", "the replication slot sync would use, for the sync readiness checks (default dynafold_<table>)")
 	// Lowered limits, for tests: the defaults are DynamoDB's.
 	lim := plan.DefaultLimits()
 	f.Int("max-item-bytes", lim.ItemBytes, "item size limit")
@@ -151,6 +152,10 @@ func (a *app) runPlan(cmd *cobra.Command, _ []string) (err error) {
 		if ctx.Err() != nil && cmd.Context().Err() == nil {
 			return errors.New("plan interrupted")
 		}
+		return err
+	}
+	report.Sync, err = syncReadiness(ctx, src, p, schema.Tables, a.v.GetString("slot"))
+	if err != nil {
 		return err
 	}
 	return a.planResult(rep, report)

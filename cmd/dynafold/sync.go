@@ -15,6 +15,7 @@ import (
 	"github.com/dynafold/dynafold/cdc"
 	"github.com/dynafold/dynafold/mapping"
 	"github.com/dynafold/dynafold/pipeline"
+	"github.com/dynafold/dynafold/plan"
 	"github.com/dynafold/dynafold/sink"
 	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/source/drivers"
@@ -287,4 +288,26 @@ func (a *app) runSyncCleanup(cmd *cobra.Command, _ []string) (err error) {
 
 func openSource(ctx context.Context, dsn source.DSN, maxConns int) (source.Source, error) {
 	return drivers.Open(ctx, dsn, maxConns)
+}
+
+// syncReadiness runs sync's prerequisite checks for plan.
+func syncReadiness(ctx context.Context, src source.Source, p *mapping.Plan, tables map[source.TableRef]*source.Table, slot string) (*plan.SyncReadiness, error) {
+	if slot == "" {
+		slot = slotName(p.Table.Name)
+	}
+	r := &plan.SyncReadiness{Checked: true}
+	changes, err := changeSource(src, slot)
+	if err != nil {
+		return &plan.SyncReadiness{Note: err.Error()}, nil
+	}
+	defer changes.Close()
+	if err := cdc.Unsupported(p, tables); err != nil {
+		r.Unsupported = err.Error()
+		return r, nil
+	}
+	if r.Problems, err = cdc.Check(ctx, p, tables, changes); err != nil {
+		return nil, err
+	}
+	r.Ready = len(r.Problems) == 0
+	return r, nil
 }

@@ -259,6 +259,14 @@ func TestSyncRefusals(t *testing.T) {
 			require.Contains(t, r.Stderr, "user_service_groups has REPLICA IDENTITY NOTHING")
 			require.Contains(t, r.Stderr, `fix: ALTER TABLE "user_service_groups" REPLICA IDENTITY FULL;`)
 			require.Empty(t, queryRows(t, d.Name, sd.dsn, "SELECT 1 FROM pg_replication_slots WHERE slot_name = '"+slotName(sd.table)+"'"), "nothing is created before the checks pass")
+			// plan reports the same under "sync readiness", without failing.
+			r = sd.cli(t, "plan", "--no-target")
+			require.Equal(t, 0, r.Code, r.Output())
+			require.Contains(t, r.Stdout, "SYNC READINESS\n  not ready: table user_service_groups has REPLICA IDENTITY NOTHING")
+			testenv.ExecSQL(t, d.Name, sd.dsn, "ALTER TABLE user_service_groups REPLICA IDENTITY DEFAULT")
+			r = sd.cli(t, "plan", "--no-target")
+			require.Equal(t, 0, r.Code, r.Output())
+			require.Contains(t, r.Stdout, "SYNC READINESS\n  ready:")
 
 			// A role that may not replicate.
 			role := "norepl_" + strings.ToLower(sd.table[len(sd.table)-8:])
