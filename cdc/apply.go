@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -48,12 +49,16 @@ type round struct {
 	e      *engine
 	txns   []*source.Txn
 	counts Counters
+	// readTime and writeTime are how long the round read the source and
+	// wrote the table, for the debug log.
+	readTime, writeTime time.Duration
 }
 
 // apply re-derives every row the round's changes touch and writes the
 // difference. It returns once DynamoDB has acknowledged every write and the
 // row index records the result.
 func (r *round) apply(ctx context.Context) error {
+	started := time.Now()
 	aff := affected{}
 	fan := map[*dep][][]value.Value{}
 	for _, t := range r.txns {
@@ -109,6 +114,7 @@ func (r *round) apply(ctx context.Context) error {
 		rows = append(rows, got...)
 	}
 	r.counts.RowsDerived += int64(len(rows))
+	r.readTime = time.Since(started)
 	return r.write(ctx, rows)
 }
 
@@ -219,9 +225,11 @@ func (r *round) write(ctx context.Context, rows []*derived) error {
 	for k := range dels {
 		ops = append(ops, r.e.plan.Table.DeleteItem(k))
 	}
+	sent := time.Now()
 	if err := r.e.send(ctx, ops); err != nil {
 		return err
 	}
+	r.writeTime = time.Since(sent)
 	r.counts.ItemsWritten += int64(len(puts))
 	r.counts.ItemsDeleted += int64(len(dels))
 	if err := ix.update(func(tx *indexTx) error {

@@ -201,7 +201,8 @@ func (e *engine) applyRound(ctx context.Context, txns []*source.Txn, st Stream, 
 	}
 	r.counts.Rounds = 1
 	e.log.Debug("round applied", "transactions", len(txns), "changes", r.counts.Changes, "rows", r.counts.RowsDerived,
-		"written", r.counts.ItemsWritten, "deleted", r.counts.ItemsDeleted, "through", txns[len(txns)-1].End)
+		"written", r.counts.ItemsWritten, "deleted", r.counts.ItemsDeleted, "through", txns[len(txns)-1].End,
+		"read_ms", r.readTime.Milliseconds(), "write_ms", r.writeTime.Milliseconds())
 	e.run.add(r.counts)
 	e.state.Totals.add(r.counts)
 	return confirm(txns[len(txns)-1].End, false)

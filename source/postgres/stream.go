@@ -73,7 +73,7 @@ func (c *Changes) Stream(ctx context.Context, from source.Position, needs []sour
 		return nil, fmt.Errorf("starting replication from slot %s: %w", c.slot, c.src.dsn.RedactError(err))
 	}
 	sctx, cancel := context.WithCancel(context.Background())
-	s := &Stream{c: c, conn: conn, events: make(chan source.Event, 256), done: make(chan struct{}), cancel: cancel}
+	s := &Stream{c: c, conn: conn, events: make(chan source.Event, 8192), done: make(chan struct{}), cancel: cancel}
 	s.confirmed.Store(uint64(start))
 	d := &decoder{needs: map[source.TableRef]*source.TableNeed{}, types: types, rels: map[uint32]*relation{}, m: pgtype.NewMap()}
 	for i := range needs {
