@@ -85,7 +85,7 @@ func (r *round) apply(ctx context.Context) error {
 			}
 		}
 	}
-	rd, err := r.e.job.Reader.Current(ctx)
+	rd, err := r.e.job.Reader.Current(ctx, r.txns)
 	if err != nil {
 		return fmt.Errorf("reading the source: %w", err)
 	}

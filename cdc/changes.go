@@ -46,7 +46,10 @@ type Stream interface {
 	Close() error
 }
 
-// CurrentReader opens a read of the source's current state.
+// CurrentReader opens a read of the source's current state that sees the
+// effects of txns: a transaction reaches the change log a moment before
+// its effects are visible to other sessions, and a read in that moment
+// would miss them.
 type CurrentReader interface {
-	Current(ctx context.Context) (source.Reader, error)
+	Current(ctx context.Context, txns []*source.Txn) (source.Reader, error)
 }

@@ -61,6 +61,9 @@ type Txn struct {
 	Commit  time.Time
 	// Size is the bytes of log the transaction took, where known.
 	Size int64
+	// XID is the source's transaction id, where it has one (PostgreSQL):
+	// a read of the current state must see this transaction's effects.
+	XID uint32
 }
 
 // SchemaChange reports DDL on a streamed table that affects a column the

@@ -148,7 +148,7 @@ func TestSyncConfirmsOnlyWhatIsWritten(t *testing.T) {
 			t.Parallel()
 			sd := newSyncDesign(t, d, "portfolios", "testdata/sync/portfolios.yaml")
 			proxy := failAfter(t, 300)
-			cmd, out := sd.start(t, "--round-changes", "20", "--endpoint", proxy)
+			cmd, out := sd.start(t, "--round-changes", "20", "--endpoint", proxy, "--log-level", "debug")
 			waitFor(t, out, `"event":"sync_status"`)
 			type commit struct {
 				id  int
@@ -158,7 +158,9 @@ func TestSyncConfirmsOnlyWhatIsWritten(t *testing.T) {
 			for i := 0; i < 600; i++ {
 				id := 5000 + i
 				testenv.ExecSQL(t, d.Name, sd.dsn, fmt.Sprintf("INSERT INTO portfolios (id, name) VALUES (%d, 'P%d')", id, id))
-				lsn := queryRows(t, d.Name, sd.dsn, "SELECT pg_current_wal_lsn()::text")[0][0]
+				// The insert position is past the commit record even when it is
+				// not yet written (synchronous_commit = off).
+				lsn := queryRows(t, d.Name, sd.dsn, "SELECT pg_current_wal_insert_lsn()::text")[0][0]
 				commits = append(commits, commit{id, lsn})
 			}
 			err := waitExit(t, cmd, out, time.Minute)
@@ -185,7 +187,7 @@ func TestSyncConfirmsOnlyWhatIsWritten(t *testing.T) {
 				inState := lsnLE(c.lsn, state.Confirmed)
 				if inSlot || inState {
 					confirmed++
-					require.True(t, present(c.id), "portfolio %d committed by %s is confirmed (slot %s, checkpoint %s) but not in the table", c.id, c.lsn, slot[0][0], state.Confirmed)
+					require.True(t, present(c.id), "portfolio %d committed by %s is confirmed (slot %s, checkpoint %s) but not in the table; sync's output:\n%s", c.id, c.lsn, slot[0][0], state.Confirmed, lastLines(out.String(), 40))
 				}
 				if !present(c.id) {
 					missing++

@@ -2,6 +2,10 @@ package postgres
 
 import (
 	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -18,19 +22,85 @@ type current struct {
 	tx   pgx.Tx
 }
 
+// visibleWait bounds how long Current waits for a decoded transaction to
+// become visible: it is a matter of the committing backend finishing its
+// commit, normally microseconds.
+const visibleWait = 10 * time.Second
+
 // Current begins a read of the current state: every read through it sees
-// one consistent state, committed after every change sync has received.
-func (s *Source) Current(ctx context.Context) (source.Reader, error) {
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return nil, s.dsn.RedactError(err)
-	}
-	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-	if err != nil {
+// one consistent state that includes every transaction of txns.
+//
+// A transaction's commit record is in the WAL, and so can be decoded and
+// sent, a moment before the committing backend leaves the proc array and
+// its effects become visible to new snapshots. Current takes its snapshot
+// first (pg_current_snapshot(), the first statement of a repeatable-read
+// transaction) and starts again until no transaction of txns is still in
+// progress in it.
+func (s *Source) Current(ctx context.Context, txns []*source.Txn) (source.Reader, error) {
+	deadline := time.Now().Add(visibleWait)
+	for wait := 50 * time.Microsecond; ; wait = min(2*wait, 10*time.Millisecond) {
+		conn, err := s.pool.Acquire(ctx)
+		if err != nil {
+			return nil, s.dsn.RedactError(err)
+		}
+		tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+		if err != nil {
+			conn.Release()
+			return nil, s.dsn.RedactError(err)
+		}
+		var snap string
+		if err := tx.QueryRow(ctx, "SELECT pg_current_snapshot()::text").Scan(&snap); err != nil {
+			_ = tx.Rollback(ctx)
+			conn.Release()
+			return nil, s.dsn.RedactError(err)
+		}
+		xid, visible := allVisible(snap, txns)
+		if visible {
+			return &current{src: s, conn: conn, tx: tx}, nil
+		}
+		_ = tx.Rollback(ctx)
 		conn.Release()
-		return nil, s.dsn.RedactError(err)
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("transaction %d was decoded from the WAL but is still not visible after %s", xid, visibleWait)
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
-	return &current{src: s, conn: conn, tx: tx}, nil
+}
+
+// allVisible reports whether every transaction of txns is visible in a
+// snapshot "xmin:xmax:xip,…" (64-bit ids), comparing the 32-bit ids the
+// WAL carries with the snapshot's low 32 bits, modulo wraparound. It
+// returns the first one that is not.
+func allVisible(snap string, txns []*source.Txn) (uint32, bool) {
+	parts := strings.SplitN(snap, ":", 3)
+	if len(parts) != 3 {
+		return 0, true // not a snapshot this code understands: do not block
+	}
+	xmax, err := strconv.ParseUint(parts[1], 10, 64)
+	if err != nil {
+		return 0, true
+	}
+	inProgress := map[uint32]bool{}
+	for _, x := range strings.Split(parts[2], ",") {
+		if v, err := strconv.ParseUint(x, 10, 64); err == nil {
+			inProgress[uint32(v)] = true
+		}
+	}
+	for _, t := range txns {
+		if t.XID == 0 {
+			continue
+		}
+		// xid >= xmax (modulo 2^32): not yet started when the snapshot
+		// was taken, from the snapshot's point of view.
+		if int32(t.XID-uint32(xmax)) >= 0 || inProgress[t.XID] {
+			return t.XID, false
+		}
+	}
+	return 0, true
 }
 
 func (c *current) ReadKeys(ctx context.Context, q *source.Query, nests []*source.Query, keys [][]value.Value, emit func(value.Row, [][]value.Row) error) error {

@@ -237,10 +237,12 @@ func (c *Changes) Prepare(ctx context.Context, needs []source.TableNeed) (source
 }
 
 // Head returns the current end of WAL: every transaction committed before
-// it is before this position.
+// the call ends at or before it. It is the insert position, not
+// pg_current_wal_lsn() (the write position), which lags behind commits made
+// with synchronous_commit = off until the WAL writer catches up.
 func (c *Changes) Head(ctx context.Context) (source.Position, error) {
 	var lsn string
-	if err := c.src.pool.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&lsn); err != nil {
+	if err := c.src.pool.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&lsn); err != nil {
 		return "", fmt.Errorf("reading the current WAL position: %w", c.src.dsn.RedactError(err))
 	}
 	return source.Position(lsn), nil

@@ -313,7 +313,7 @@ func (d *decoder) message(xld pglogrepl.XLogData, txn **source.Txn) ([]source.Ev
 	}
 	switch m := msg.(type) {
 	case *pglogrepl.BeginMessage:
-		*txn = &source.Txn{Commit: m.CommitTime}
+		*txn = &source.Txn{Commit: m.CommitTime, XID: m.Xid}
 	case *pglogrepl.CommitMessage:
 		t := *txn
 		*txn = nil
