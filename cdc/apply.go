@@ -44,6 +44,9 @@ type derived struct {
 	old    []string
 }
 
+// id names the row for messages and ownership: entity and encoded key.
+func (d *derived) id() string { return "entity " + d.entity.Name + " row " + string(d.key) }
+
 // round applies a group of whole transactions.
 type round struct {
 	e      *engine
@@ -52,6 +55,10 @@ type round struct {
 	// readTime and writeTime are how long the round read the source and
 	// wrote the table, for the debug log.
 	readTime, writeTime time.Duration
+	// owners maps each item key the round has put to the row that put it,
+	// across the round's slices: a key one row puts is never deleted as
+	// another row's old key, and two rows putting one key is an error.
+	owners map[string]string
 }
 
 // apply re-derives every row the round's changes touch and writes the
@@ -101,22 +108,39 @@ func (r *round) apply(ctx context.Context) error {
 			}
 		}
 	}
-	var rows []*derived
+	// The rows are re-derived and written a slice at a time, so that a
+	// change that fans out to a million rows holds a slice of them in
+	// memory, not all; every slice reads the same snapshot, and the
+	// round's position is confirmed only after the last.
+	r.owners = map[string]string{}
 	for _, ep := range r.e.plan.Entities {
 		keys := aff[ep]
-		if len(keys) == 0 {
-			continue
+		for len(keys) > 0 {
+			slice := map[string][]value.Value{}
+			for k, v := range keys {
+				slice[k] = v
+				delete(keys, k)
+				if len(slice) == writeSlice {
+					break
+				}
+			}
+			rows, err := r.derive(ctx, rd, ep, slice)
+			if err != nil {
+				return err
+			}
+			r.counts.RowsDerived += int64(len(rows))
+			r.readTime += time.Since(started)
+			if err := r.write(ctx, rows); err != nil {
+				return err
+			}
+			started = time.Now()
 		}
-		got, err := r.derive(ctx, rd, ep, keys)
-		if err != nil {
-			return err
-		}
-		rows = append(rows, got...)
 	}
-	r.counts.RowsDerived += int64(len(rows))
-	r.readTime = time.Since(started)
-	return r.write(ctx, rows)
+	return nil
 }
+
+// writeSlice is how many re-derived rows are written at a time.
+const writeSlice = 4096
 
 // derive reads an entity's affected rows as they are now and builds their
 // items. A key that reads no row yields a row with no items.
@@ -179,22 +203,22 @@ func (r *round) write(ctx context.Context, rows []*derived) error {
 		return fmt.Errorf("reading the row index: %w", err)
 	}
 	puts := map[string]*mapping.Item{}
-	owner := map[string]*derived{}
 	for _, d := range rows {
+		id := d.id()
 		for i := range d.items {
 			it := &d.items[i]
-			if prev, dup := owner[it.Key]; dup && prev != d {
-				return fmt.Errorf("two rows produce the item key %s: entity %s and entity %s (the mapping's keys are not unique for the source as it is now)",
-					keyText(it.Key), prev.entity.Name, d.entity.Name)
+			if prev, dup := r.owners[it.Key]; dup && prev != id {
+				return fmt.Errorf("two rows produce the item key %s: %q and %q (the mapping's keys are not unique for the source as it is now)",
+					keyText(it.Key), prev, id)
 			}
-			owner[it.Key] = d
+			r.owners[it.Key] = id
 			puts[it.Key] = it
 		}
 	}
 	dels := map[string]bool{}
 	for _, d := range rows {
 		for _, k := range d.old {
-			if puts[k] == nil {
+			if _, put := r.owners[k]; !put {
 				dels[k] = true
 			}
 		}
@@ -229,7 +253,7 @@ func (r *round) write(ctx context.Context, rows []*derived) error {
 	if err := r.e.send(ctx, ops); err != nil {
 		return err
 	}
-	r.writeTime = time.Since(sent)
+	r.writeTime += time.Since(sent)
 	r.counts.ItemsWritten += int64(len(puts))
 	r.counts.ItemsDeleted += int64(len(dels))
 	if err := ix.update(func(tx *indexTx) error {
