@@ -1,0 +1,217 @@
+package mysql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/go-sql-driver/mysql"
+	golog "github.com/siddontang/go-log/log"
+
+	"github.com/dynafold/dynafold/source"
+)
+
+// idleEvery is how long the stream waits for an event before it reports
+// the source idle at its position; it is also the heartbeat period asked
+// of the server, so that an idle source is known to be idle within about
+// this long.
+const idleEvery = time.Second
+
+// Stream is a running binlog stream of committed transactions, decoded
+// from row events.
+type Stream struct {
+	c        *Changes
+	syncer   *replication.BinlogSyncer
+	streamer *replication.BinlogStreamer
+	events   chan source.Event
+	done     chan struct{}
+	err      atomic.Pointer[error]
+	cancel   context.CancelFunc
+	// serverEnd is the latest binlog end the server reported.
+	serverEnd atomic.Pointer[binlogPos]
+}
+
+// streamTable is a mapped table as the stream decodes it: its columns as
+// of now (re-read after DDL) and the column types when streaming began.
+type streamTable struct {
+	need  *source.TableNeed
+	table *source.Table
+	types map[string]string
+}
+
+// Stream implements cdc.ChangeSource: it connects as a replica under the
+// Changes' server_id and reads the binlog after from (by GTID set where
+// from has one, else by file and offset).
+func (c *Changes) Stream(ctx context.Context, from source.Position, needs []source.TableNeed) (*Stream, error) {
+	start, err := parsePos(from)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := mysql.ParseDSN(c.src.dsn.Secret())
+	if err != nil {
+		return nil, fmt.Errorf("parsing MySQL DSN %s: invalid DSN", c.src.dsn)
+	}
+	if cfg.Net != "tcp" {
+		return nil, fmt.Errorf("live sync reads the binlog over TCP; the DSN %s connects by %s", c.src.dsn, cfg.Net)
+	}
+	host, portText, err := net.SplitHostPort(cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("the DSN %s: bad address: %w", c.src.dsn, err)
+	}
+	port, err := strconv.ParseUint(portText, 10, 16)
+	if err != nil {
+		return nil, fmt.Errorf("the DSN %s: bad port %q", c.src.dsn, portText)
+	}
+	tables := map[source.TableRef]*streamTable{}
+	for i := range needs {
+		n := &needs[i]
+		ref := n.Table.Ref
+		if ref.Schema == "" {
+			ref.Schema = cfg.DBName
+		}
+		st := &streamTable{need: n, table: n.Table, types: map[string]string{}}
+		for _, col := range n.Table.Columns {
+			st.types[col.Name] = col.DBType
+		}
+		tables[ref] = st
+	}
+	nullLog, _ := golog.NewNullHandler()
+	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
+		ServerID: c.serverID,
+		Flavor:   c.flavor(),
+		Host:     host,
+		Port:     uint16(port),
+		User:     cfg.User,
+		Password: cfg.Passwd,
+		// go-mysql logs its whole config, password included, at info
+		// level: it gets no logger.
+		Logger:                  golog.NewDefault(nullLog),
+		TLSConfig:               cfg.TLS,
+		TimestampStringLocation: time.UTC,
+		HeartbeatPeriod:         idleEvery,
+		ReadTimeout:             30 * idleEvery,
+		// A broken connection ends the stream; sync exits resumably and a
+		// rerun goes on from the confirmed position.
+		DisableRetrySync: true,
+	})
+	var streamer *replication.BinlogStreamer
+	if start.gtid != "" {
+		gset, perr := gomysql.ParseGTIDSet(c.flavor(), start.gtid)
+		if perr != nil {
+			syncer.Close()
+			return nil, fmt.Errorf("bad GTID set in stream position %q: %w", from, perr)
+		}
+		streamer, err = syncer.StartSyncGTID(gset)
+	} else {
+		streamer, err = syncer.StartSync(gomysql.Position{Name: start.file, Pos: start.pos})
+	}
+	if err != nil {
+		syncer.Close()
+		return nil, fmt.Errorf("starting to read the binlog at %s as server_id %d: %w", from, c.serverID, c.src.dsn.RedactError(err))
+	}
+	sctx, cancel := context.WithCancel(context.Background())
+	s := &Stream{c: c, syncer: syncer, streamer: streamer, events: make(chan source.Event, 256), done: make(chan struct{}), cancel: cancel}
+	end := start
+	s.serverEnd.Store(&end)
+	d := &binlogDecoder{c: c, tables: tables, db: cfg.DBName, last: start, file: start.file}
+	go s.run(sctx, d)
+	return s, nil
+}
+
+// Events implements cdc.Stream.
+func (s *Stream) Events() <-chan source.Event { return s.events }
+
+// Err implements cdc.Stream: why Events was closed.
+func (s *Stream) Err() error {
+	if p := s.err.Load(); p != nil {
+		return *p
+	}
+	return errors.New("binlog stream ended")
+}
+
+// Confirm implements cdc.Stream. The server keeps no position for a
+// binlog reader, so there is nothing to report: the sync checkpoint is the
+// only record of it.
+func (s *Stream) Confirm(source.Position) {}
+
+// ServerEnd implements cdc.Stream: the latest binlog end the server
+// reported (by an event or a heartbeat).
+func (s *Stream) ServerEnd() source.Position { return s.serverEnd.Load().position() }
+
+// Close implements cdc.Stream.
+func (s *Stream) Close() error {
+	s.cancel()
+	<-s.done
+	return nil
+}
+
+func (s *Stream) fail(err error) { s.err.CompareAndSwap(nil, &err) }
+
+func (s *Stream) send(ctx context.Context, ev source.Event) bool {
+	select {
+	case s.events <- ev:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// run reads binlog events until the context ends or reading fails.
+func (s *Stream) run(ctx context.Context, d *binlogDecoder) {
+	defer close(s.done)
+	defer close(s.events)
+	defer s.syncer.Close()
+	for {
+		ectx, cancel := context.WithTimeout(ctx, idleEvery)
+		ev, err := s.streamer.GetEvent(ectx)
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, context.DeadlineExceeded):
+			if !d.open() && !s.send(ctx, source.Event{Idle: d.last.position()}) {
+				return
+			}
+			continue
+		case err != nil:
+			s.fail(fmt.Errorf("reading the binlog as server_id %d: %w", s.c.serverID, s.c.src.dsn.RedactError(err)))
+			return
+		}
+		if ev.Header.LogPos > 0 {
+			end := binlogPos{file: d.file, pos: ev.Header.LogPos}
+			if old := s.serverEnd.Load(); comparePos("", *old, end) < 0 {
+				s.serverEnd.Store(&end)
+			}
+		}
+		evs, err := d.event(ctx, ev)
+		if err != nil {
+			s.fail(err)
+			return
+		}
+		for _, e := range evs {
+			if !s.send(ctx, e) {
+				return
+			}
+		}
+	}
+}
+
+// ensure the interface's method set is what cdc expects of Stream.
+var _ interface {
+	Events() <-chan source.Event
+	Err() error
+	Confirm(source.Position)
+	ServerEnd() source.Position
+	Close() error
+} = (*Stream)(nil)
+
+// isCommit is a QUERY_EVENT that ends a transaction of a non-transactional
+// engine (MyISAM, Aria) or an XA one.
+func isCommit(q string) bool { return strings.EqualFold(q, "COMMIT") }
