@@ -144,8 +144,8 @@ func (c *Changes) Check(ctx context.Context, needs []source.TableNeed) ([]source
 
 // grantSet is what SHOW GRANTS says the current user may do on *.*.
 type grantSet struct {
-	user string
-	all  bool
+	user  string
+	all   bool
 	privs map[string]bool
 }
 
