@@ -89,9 +89,10 @@ func binlogText(v any, col *source.Column) ([]byte, error) {
 	case float64:
 		return strconv.AppendFloat(nil, x, 'g', -1, 64), nil
 	case string:
-		return padBinary(dbType, []byte(x)), nil
+		return padBinary(dbType, append([]byte{}, x...)), nil
 	case []byte:
-		return padBinary(dbType, append([]byte(nil), x...)), nil
+		// Never nil: an empty string or blob is not NULL.
+		return padBinary(dbType, append([]byte{}, x...)), nil
 	case fmt.Stringer: // decimal.Decimal, should UseDecimal ever be set
 		return []byte(x.String()), nil
 	}
