@@ -1,10 +1,18 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	gomysql "github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynafold/dynafold/internal/clitest"
@@ -116,4 +124,145 @@ func TestSyncMySQLRefusesStatementBinlog(t *testing.T) {
 	require.Contains(t, r.Stderr, "binlog_format is STATEMENT")
 	require.Contains(t, r.Stderr, "SET GLOBAL binlog_format = 'ROW'")
 	require.True(t, strings.Contains(r.Stderr, "fix:"), r.Stderr)
+}
+
+// mysqlSyncProc is a sync running in the background.
+type mysqlSyncProc struct {
+	cmd            *exec.Cmd
+	done           chan error
+	stdout, stderr strings.Builder
+}
+
+func mysqlSyncStart(t *testing.T, tg *target, dir string, args ...string) *mysqlSyncProc {
+	t.Helper()
+	p := &mysqlSyncProc{done: make(chan error, 1)}
+	p.cmd = clitest.Command(context.Background(), t, dir, nil, append(append([]string{"sync", "--progress", "none"}, args...), tg.flags...)...)
+	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	require.NoError(t, p.cmd.Start())
+	go func() { p.done <- p.cmd.Wait() }()
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+// wait returns the exit code once the process ends.
+func (p *mysqlSyncProc) wait(t *testing.T) int {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("sync did not exit:\n%s%s", p.stdout.String(), p.stderr.String())
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+// mysqlSyncStreaming waits until the sync checkpoint in dir says the
+// initial load is done and changes are streaming.
+func mysqlSyncStreaming(t *testing.T, tg *target, dir string, p *mysqlSyncProc) {
+	t.Helper()
+	path := filepath.Join(dir, ".dynafold", tg.table+".sync.json")
+	deadline := time.Now().Add(3 * time.Minute)
+	for time.Now().Before(deadline) {
+		var st struct{ Phase string }
+		if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &st) == nil && st.Phase == "stream" {
+			return
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("sync exited before streaming:\n%s%s", p.stdout.String(), p.stderr.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	t.Fatal("sync never reached the streaming phase")
+}
+
+// mysqlSyncChurn moves, deletes, inserts and renames rows of the
+// portfolios design; round makes each call's keys new.
+func mysqlSyncChurn(t *testing.T, dsn string, round int) {
+	t.Helper()
+	testenv.ExecSQL(t, "mysql", dsn, fmt.Sprintf(`
+		INSERT INTO portfolios (id, name) VALUES (%[1]d, 'round %[1]d');
+		INSERT INTO servers (id, portfolio_id) VALUES ('srv-%[1]d', %[1]d), ('srv-%[1]d-b', 1);
+		INSERT INTO `+"`databases`"+` (id, server_id) VALUES ('db-%[1]d', 'srv-%[1]d'), ('db-%[1]d-b', 'srv-%[1]d-b');
+		UPDATE servers SET portfolio_id = %[1]d WHERE id = 'BobSiteServer';
+		UPDATE `+"`databases`"+` SET id = 'db-%[1]d-renamed' WHERE id = 'db-%[1]d-b';
+		DELETE FROM `+"`databases`"+` WHERE id = 'db-%[1]d';
+		START TRANSACTION;
+		UPDATE portfolios SET name = CONCAT(name, ' +') WHERE id IN (1, 2, %[1]d);
+		UPDATE servers SET portfolio_id = 2 WHERE id = 'srv-%[1]d-b';
+		COMMIT;
+	`, round))
+}
+
+// A stop signal exits 4 with the position saved, SIGKILL loses nothing
+// confirmed, and a later sync --until-caught-up converges.
+func TestSyncMySQLInterruptKillResume(t *testing.T) {
+	tg := newTarget(t, mysqlSyncDriver(t), "configs/portfolios.yaml", "testdata/portfolios/mysql.sql")
+	require.Equal(t, 0, tg.run(t, "", "table", "create").Code)
+	dir := t.TempDir()
+
+	p := mysqlSyncStart(t, tg, dir)
+	mysqlSyncStreaming(t, tg, dir, p)
+	mysqlSyncChurn(t, tg.dsn, 100)
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGINT))
+	require.Equal(t, exitInterrupted, p.wait(t), p.stdout.String()+p.stderr.String())
+
+	mysqlSyncChurn(t, tg.dsn, 200)
+	p = mysqlSyncStart(t, tg, dir)
+	mysqlSyncChurn(t, tg.dsn, 300)
+	mysqlSyncChurn(t, tg.dsn, 400)
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
+	p.wait(t)
+	mysqlSyncChurn(t, tg.dsn, 500)
+
+	r := tg.run(t, dir, "sync", "--until-caught-up", "--progress", "none")
+	require.Equal(t, 0, r.Code, r.Output())
+	require.Equal(t, mysqlSyncFreshScan(t, tg), testenv.ScanItems(t, tg.client, tg.table))
+	r = tg.run(t, "", "verify")
+	require.Equal(t, 0, r.Code, r.Output())
+}
+
+// DDL that renames a mapped column stops a running sync with exit 1, the
+// changes before it applied.
+func TestSyncMySQLStopsOnDDL(t *testing.T) {
+	tg := newTarget(t, mysqlSyncDriver(t), "configs/portfolios.yaml", "testdata/portfolios/mysql.sql")
+	require.Equal(t, 0, tg.run(t, "", "table", "create").Code)
+	dir := t.TempDir()
+	p := mysqlSyncStart(t, tg, dir)
+	mysqlSyncStreaming(t, tg, dir, p)
+	testenv.ExecSQL(t, "mysql", tg.dsn, `UPDATE portfolios SET name = 'before the DDL' WHERE id = 1;
+		ALTER TABLE portfolios RENAME COLUMN name TO title;`)
+	require.Equal(t, exitFailure, p.wait(t), p.stdout.String()+p.stderr.String())
+	require.Contains(t, p.stderr.String(), "table portfolios column name was dropped or renamed")
+	require.Contains(t, strings.Join(testenv.ScanItems(t, tg.client, tg.table), "\n"), `"PortfolioName":"before the DDL"`)
+}
+
+// A user without the replication privileges is refused with exit 2 and
+// the GRANT that fixes it.
+func TestSyncMySQLRefusesMissingPrivileges(t *testing.T) {
+	tg := newTarget(t, mysqlSyncDriver(t), "configs/portfolios.yaml", "testdata/portfolios/mysql.sql")
+	require.Equal(t, 0, tg.run(t, "", "table", "create").Code)
+	cfg, err := gomysql.ParseDSN(tg.dsn)
+	require.NoError(t, err)
+	user := "norepl_" + strings.TrimPrefix(cfg.DBName, "dft")
+	if len(user) > 32 {
+		user = user[:32]
+	}
+	testenv.ExecSQL(t, "mysql", tg.dsn, fmt.Sprintf("CREATE USER '%[1]s'@'%%' IDENTIFIED BY 'pw'; GRANT SELECT ON `%[2]s`.* TO '%[1]s'@'%%';", user, cfg.DBName))
+	t.Cleanup(func() { testenv.ExecSQL(t, "mysql", tg.dsn, fmt.Sprintf("DROP USER IF EXISTS '%s'@'%%'", user)) })
+	cfg.User, cfg.Passwd = user, "pw"
+	flags := append([]string(nil), tg.flags...)
+	for i := range flags {
+		if flags[i] == "--source-dsn" {
+			flags[i+1] = cfg.FormatDSN()
+		}
+	}
+	r := clitest.Run(t, t.TempDir(), nil, append([]string{"sync", "--until-caught-up", "--progress", "none"}, flags...)...)
+	require.Equal(t, exitUsage, r.Code, r.Output())
+	require.Contains(t, r.Stderr, "lacks REPLICATION SLAVE and REPLICATION CLIENT")
+	require.Contains(t, r.Stderr, fmt.Sprintf("GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '%s'@'%%';", user))
 }
