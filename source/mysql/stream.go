@@ -36,6 +36,9 @@ type Stream struct {
 	cancel   context.CancelFunc
 	// serverEnd is the latest binlog end the server reported.
 	serverEnd atomic.Pointer[binlogPos]
+	// keyed are the mapped tables with a primary key, by the name changes
+	// carry, for waitVisible.
+	keyed map[source.TableRef]*source.Table
 }
 
 // streamTable is a mapped table as the stream decodes it: its columns as
@@ -70,6 +73,7 @@ func (c *Changes) Stream(ctx context.Context, from source.Position, needs []sour
 		return nil, fmt.Errorf("the DSN %s: bad port %q", c.src.dsn, portText)
 	}
 	tables := map[source.TableRef]*streamTable{}
+	keyed := map[source.TableRef]*source.Table{}
 	for i := range needs {
 		n := &needs[i]
 		ref := n.Table.Ref
@@ -81,6 +85,9 @@ func (c *Changes) Stream(ctx context.Context, from source.Position, needs []sour
 			st.types[col.Name] = col.DBType
 		}
 		tables[ref] = st
+		if len(n.Table.PrimaryKey) > 0 {
+			keyed[n.Table.Ref] = n.Table
+		}
 	}
 	nullLog, _ := golog.NewNullHandler()
 	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
@@ -117,7 +124,7 @@ func (c *Changes) Stream(ctx context.Context, from source.Position, needs []sour
 		return nil, fmt.Errorf("starting to read the binlog at %s as server_id %d: %w", from, c.serverID, c.src.dsn.RedactError(err))
 	}
 	sctx, cancel := context.WithCancel(context.Background())
-	s := &Stream{c: c, syncer: syncer, streamer: streamer, events: make(chan source.Event, 256), done: make(chan struct{}), cancel: cancel}
+	s := &Stream{c: c, syncer: syncer, streamer: streamer, events: make(chan source.Event, 256), done: make(chan struct{}), cancel: cancel, keyed: keyed}
 	end := start
 	s.serverEnd.Store(&end)
 	d := &binlogDecoder{c: c, tables: tables, db: cfg.DBName, last: start, file: start.file}
@@ -196,6 +203,14 @@ func (s *Stream) run(ctx context.Context, d *binlogDecoder) {
 			return
 		}
 		for _, e := range evs {
+			if e.Txn != nil {
+				if err := s.waitVisible(ctx, e.Txn); err != nil {
+					if ctx.Err() == nil {
+						s.fail(err)
+					}
+					return
+				}
+			}
 			if !s.send(ctx, e) {
 				return
 			}
