@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -329,4 +330,37 @@ func mysqlSyncSameItems(t *testing.T, want, got []string) {
 	}
 	require.Empty(t, diff, "%d items expected, %d in the table", len(want), len(got))
 	require.Equal(t, len(want), len(got))
+}
+
+// When the binlog file of the saved position has been purged (retention
+// shorter than the stop), sync refuses to go on (exit 1) rather than
+// silently miss the changes in it, and sync cleanup then sync start over.
+func TestSyncMySQLPurgedBinlogIsRefused(t *testing.T) {
+	tg := newTarget(t, mysqlSyncDriver(t), "configs/portfolios.yaml", "testdata/portfolios/mysql.sql")
+	require.Equal(t, 0, tg.run(t, "", "table", "create").Code)
+	dir := t.TempDir()
+	r := tg.run(t, dir, "sync", "--until-caught-up", "--progress", "none")
+	require.Equal(t, 0, r.Code, r.Output())
+
+	testenv.ExecSQL(t, "mysql", tg.dsn, "FLUSH BINARY LOGS; UPDATE portfolios SET name = 'lost' WHERE id = 1; FLUSH BINARY LOGS;")
+	db, err := sql.Open("mysql", tg.dsn)
+	require.NoError(t, err)
+	defer db.Close()
+	var file string
+	var pos any
+	var rest [2]any
+	require.NoError(t, db.QueryRow("SHOW MASTER STATUS").Scan(&file, &pos, &rest[0], &rest[1]))
+	_, err = db.Exec("PURGE BINARY LOGS TO '" + file + "'")
+	require.NoError(t, err)
+
+	r = tg.run(t, dir, "sync", "--until-caught-up", "--progress", "none")
+	require.Equal(t, exitFailure, r.Code, r.Output())
+	require.Contains(t, r.Stderr, "changes made since binlog.")
+	require.Contains(t, r.Stderr, "dynafold sync cleanup")
+
+	r = tg.run(t, dir, "sync", "cleanup")
+	require.Equal(t, 0, r.Code, r.Output())
+	r = tg.run(t, dir, "sync", "--until-caught-up", "--progress", "none")
+	require.Equal(t, 0, r.Code, r.Output())
+	require.Contains(t, strings.Join(testenv.ScanItems(t, tg.client, tg.table), "\n"), `"PortfolioName":"lost"`)
 }
