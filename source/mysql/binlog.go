@@ -288,8 +288,9 @@ func (c *Changes) row(ctx context.Context, stmt string) (map[string]string, erro
 }
 
 // Prepare implements cdc.ChangeSource. There is no slot on MySQL: a new
-// sync records the binlog's current end (Created), which the initial load
-// then follows; a sync with a checkpoint goes on from its position if the
+// sync records the binlog's current end (Created), waits until the
+// transactions before it are visible (settle), and the initial load then
+// follows; a sync with a checkpoint goes on from its position if the
 // server still has that binlog file, and otherwise records the current end
 // again (Created), which tells the engine that changes were lost.
 func (c *Changes) Prepare(ctx context.Context, _ []source.TableNeed) (source.StreamStart, error) {
@@ -308,6 +309,9 @@ func (c *Changes) Prepare(ctx context.Context, _ []source.TableNeed) (source.Str
 	}
 	p, err := c.head(ctx)
 	if err != nil {
+		return source.StreamStart{}, err
+	}
+	if err := c.settle(ctx, p); err != nil {
 		return source.StreamStart{}, err
 	}
 	return source.StreamStart{From: p.position(), Created: true}, nil

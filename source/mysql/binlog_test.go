@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -202,4 +203,27 @@ func TestBinlogCheck(t *testing.T) {
 	note, err := src.NewChanges(1, "").Retention(ctx)
 	require.NoError(t, err)
 	require.Contains(t, note, "binlog_expire_logs_seconds")
+}
+
+// Prepare waits for the binlog's last transaction to commit, but an
+// application's open transaction holding the same row (later, not yet in
+// the binlog) does not stall it: the probe gives up its lock wait.
+func TestPrepareNotStalledByAnOpenTransaction(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	src, raw := binlogSource(t)
+	testenv.ExecSQL(t, "mysql", raw, `CREATE TABLE held (id int PRIMARY KEY, v int) ENGINE=InnoDB;
+		INSERT INTO held VALUES (1, 1); UPDATE held SET v = 2 WHERE id = 1;`)
+	db, err := sql.Open("mysql", raw)
+	require.NoError(t, err)
+	defer db.Close()
+	app, err := db.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	defer app.Rollback()
+	_, err = app.ExecContext(ctx, "UPDATE held SET v = 3 WHERE id = 1")
+	require.NoError(t, err)
+
+	start, err := src.NewChanges(4000000003, "").Prepare(ctx, nil)
+	require.NoError(t, err)
+	require.True(t, start.Created)
 }

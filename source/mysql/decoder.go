@@ -105,6 +105,13 @@ func (d *binlogDecoder) event(ctx context.Context, ev *replication.BinlogEvent) 
 		return nil, d.rows(h.EventType, e)
 	case *replication.XIDEvent:
 		return d.end(h, e.GSet), nil
+	default:
+		// The server sends heartbeats when it has nothing else to send:
+		// everything before the last complete group has been read.
+		if (h.EventType == replication.HEARTBEAT_EVENT || h.EventType == replication.HEARTBEAT_LOG_EVENT_V2) && d.txn == nil {
+			d.lastSent = time.Now()
+			return []source.Event{{Idle: d.last.position()}}, nil
+		}
 	}
 	return nil, nil
 }

@@ -38,7 +38,8 @@ type Stream struct {
 	serverEnd atomic.Pointer[binlogPos]
 	// keyed are the mapped tables with a primary key, by the name changes
 	// carry, for waitVisible.
-	keyed map[source.TableRef]*source.Table
+	keyed  map[source.TableRef]*source.Table
+	probes *prober
 }
 
 // streamTable is a mapped table as the stream decodes it: its columns as
@@ -57,20 +58,9 @@ func (c *Changes) Stream(ctx context.Context, from source.Position, needs []sour
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := mysql.ParseDSN(c.src.dsn.Secret())
+	syncer, cfg, err := c.newSyncer()
 	if err != nil {
-		return nil, fmt.Errorf("parsing MySQL DSN %s: invalid DSN", c.src.dsn)
-	}
-	if cfg.Net != "tcp" {
-		return nil, fmt.Errorf("live sync reads the binlog over TCP; the DSN %s connects by %s", c.src.dsn, cfg.Net)
-	}
-	host, portText, err := net.SplitHostPort(cfg.Addr)
-	if err != nil {
-		return nil, fmt.Errorf("the DSN %s: bad address: %w", c.src.dsn, err)
-	}
-	port, err := strconv.ParseUint(portText, 10, 16)
-	if err != nil {
-		return nil, fmt.Errorf("the DSN %s: bad port %q", c.src.dsn, portText)
+		return nil, err
 	}
 	tables := map[source.TableRef]*streamTable{}
 	keyed := map[source.TableRef]*source.Table{}
@@ -89,8 +79,57 @@ func (c *Changes) Stream(ctx context.Context, from source.Position, needs []sour
 			keyed[n.Table.Ref] = n.Table
 		}
 	}
+	probes, err := c.src.newProber(ctx)
+	if err != nil {
+		syncer.Close()
+		return nil, fmt.Errorf("opening the session that waits for commits: %w", err)
+	}
+	var streamer *replication.BinlogStreamer
+	if start.gtid != "" {
+		gset, perr := gomysql.ParseGTIDSet(c.flavor(), start.gtid)
+		if perr != nil {
+			probes.Close()
+			syncer.Close()
+			return nil, fmt.Errorf("bad GTID set in stream position %q: %w", from, perr)
+		}
+		streamer, err = syncer.StartSyncGTID(gset)
+	} else {
+		streamer, err = syncer.StartSync(gomysql.Position{Name: start.file, Pos: start.pos})
+	}
+	if err != nil {
+		probes.Close()
+		syncer.Close()
+		return nil, fmt.Errorf("starting to read the binlog at %s as server_id %d: %w", from, c.serverID, c.src.dsn.RedactError(err))
+	}
+	sctx, cancel := context.WithCancel(context.Background())
+	s := &Stream{c: c, syncer: syncer, streamer: streamer, events: make(chan source.Event, 256), done: make(chan struct{}), cancel: cancel, keyed: keyed, probes: probes}
+	end := start
+	s.serverEnd.Store(&end)
+	d := &binlogDecoder{c: c, tables: tables, db: cfg.DBName, last: start, file: start.file}
+	go s.run(sctx, d)
+	return s, nil
+}
+
+// newSyncer prepares a binlog reader for the DSN's server, as replica
+// c.serverID, and returns the parsed DSN.
+func (c *Changes) newSyncer() (*replication.BinlogSyncer, *mysql.Config, error) {
+	cfg, err := mysql.ParseDSN(c.src.dsn.Secret())
+	if err != nil {
+		return nil, nil, fmt.Errorf("parsing MySQL DSN %s: invalid DSN", c.src.dsn)
+	}
+	if cfg.Net != "tcp" {
+		return nil, nil, fmt.Errorf("live sync reads the binlog over TCP; the DSN %s connects by %s", c.src.dsn, cfg.Net)
+	}
+	host, portText, err := net.SplitHostPort(cfg.Addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the DSN %s: bad address: %w", c.src.dsn, err)
+	}
+	port, err := strconv.ParseUint(portText, 10, 16)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the DSN %s: bad port %q", c.src.dsn, portText)
+	}
 	nullLog, _ := golog.NewNullHandler()
-	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
+	return replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
 		ServerID: c.serverID,
 		Flavor:   c.flavor(),
 		Host:     host,
@@ -107,29 +146,7 @@ func (c *Changes) Stream(ctx context.Context, from source.Position, needs []sour
 		// A broken connection ends the stream; sync exits resumably and a
 		// rerun goes on from the confirmed position.
 		DisableRetrySync: true,
-	})
-	var streamer *replication.BinlogStreamer
-	if start.gtid != "" {
-		gset, perr := gomysql.ParseGTIDSet(c.flavor(), start.gtid)
-		if perr != nil {
-			syncer.Close()
-			return nil, fmt.Errorf("bad GTID set in stream position %q: %w", from, perr)
-		}
-		streamer, err = syncer.StartSyncGTID(gset)
-	} else {
-		streamer, err = syncer.StartSync(gomysql.Position{Name: start.file, Pos: start.pos})
-	}
-	if err != nil {
-		syncer.Close()
-		return nil, fmt.Errorf("starting to read the binlog at %s as server_id %d: %w", from, c.serverID, c.src.dsn.RedactError(err))
-	}
-	sctx, cancel := context.WithCancel(context.Background())
-	s := &Stream{c: c, syncer: syncer, streamer: streamer, events: make(chan source.Event, 256), done: make(chan struct{}), cancel: cancel, keyed: keyed}
-	end := start
-	s.serverEnd.Store(&end)
-	d := &binlogDecoder{c: c, tables: tables, db: cfg.DBName, last: start, file: start.file}
-	go s.run(sctx, d)
-	return s, nil
+	}), cfg, nil
 }
 
 // Events implements cdc.Stream.
@@ -175,6 +192,7 @@ func (s *Stream) run(ctx context.Context, d *binlogDecoder) {
 	defer close(s.done)
 	defer close(s.events)
 	defer s.syncer.Close()
+	defer s.probes.Close()
 	for {
 		ectx, cancel := context.WithTimeout(ctx, idleEvery)
 		ev, err := s.streamer.GetEvent(ectx)
