@@ -46,9 +46,13 @@ type binlogDecoder struct {
 // reported inside one).
 func (d *binlogDecoder) open() bool { return d.txn != nil }
 
-func (d *binlogDecoder) begin(h *replication.EventHeader) {
+func (d *binlogDecoder) begin(h *replication.EventHeader) error {
+	if d.txn != nil && len(d.txn.Changes) > 0 {
+		return fmt.Errorf("binlog %s:%d: a new transaction starts before the one at %d ended; its changes would be lost", d.file, h.LogPos-h.EventSize, d.groupStart)
+	}
 	d.txn = &source.Txn{Commit: time.Unix(int64(h.Timestamp), 0)}
 	d.groupStart = h.LogPos - h.EventSize
+	return nil
 }
 
 // event decodes one binlog event into the events it completes.
@@ -63,20 +67,22 @@ func (d *binlogDecoder) event(ctx context.Context, ev *replication.BinlogEvent) 
 			d.last = binlogPos{file: d.file, pos: uint32(e.Position), gtid: d.last.gtid}
 		}
 	case *replication.MariadbGTIDEvent:
-		d.begin(h)
 		d.inTxn = !e.IsStandalone()
+		return nil, d.begin(h)
 	case *replication.GTIDEvent:
-		d.begin(h)
 		d.inTxn = false // a BEGIN query follows for a transaction
+		return nil, d.begin(h)
 	case *replication.QueryEvent:
 		q := strings.TrimSpace(string(e.Query))
 		switch {
 		case strings.EqualFold(q, "BEGIN"):
 			if d.txn == nil {
-				d.begin(h)
+				_ = d.begin(h)
 			}
 			d.inTxn = true
-		case isCommit(q):
+		case isCommit(q), strings.EqualFold(q, "ROLLBACK"):
+			// A ROLLBACK ends a group only when non-transactional tables
+			// changed in it, and those changes stand.
 			return d.end(h, e.GSet), nil
 		default:
 			var out []source.Event
@@ -88,7 +94,7 @@ func (d *binlogDecoder) event(ctx context.Context, ev *replication.BinlogEvent) 
 				out = append(out, source.Event{Schema: sc})
 			}
 			if d.txn == nil {
-				d.begin(h)
+				_ = d.begin(h)
 			}
 			for _, ref := range truncated {
 				d.txn.Changes = append(d.txn.Changes, source.Change{Table: ref, Op: source.Truncate})
@@ -100,7 +106,7 @@ func (d *binlogDecoder) event(ctx context.Context, ev *replication.BinlogEvent) 
 		}
 	case *replication.RowsEvent:
 		if d.txn == nil {
-			d.begin(h)
+			_ = d.begin(h)
 		}
 		return nil, d.rows(h.EventType, e)
 	case *replication.XIDEvent:
