@@ -29,6 +29,9 @@ type Changes struct {
 	// maxBinlogSize is the server's max_binlog_size, for Distance across
 	// files.
 	maxBinlogSize atomic.Int64
+	// fileSizes are the binlog files' sizes by file number, as SHOW BINARY
+	// LOGS last reported them, for Distance across files.
+	fileSizes atomic.Pointer[map[int64]int64]
 }
 
 // NewChanges reads src's binlog as replica serverID. resume is the
@@ -94,6 +97,7 @@ func (c *Changes) Check(ctx context.Context, needs []source.TableNeed) ([]source
 	if n, err := strconv.ParseInt(v["max_binlog_size"], 10, 64); err == nil && n > 0 {
 		c.maxBinlogSize.Store(n)
 	}
+	c.readFileSizes(ctx)
 	var probs []source.Problem
 	cnf := "in the server's option file ([mysqld] section) and restart; Amazon RDS and Aurora: in the DB parameter group"
 	if !strings.EqualFold(v["log_bin"], "ON") && v["log_bin"] != "1" {
@@ -317,29 +321,53 @@ func (c *Changes) Prepare(ctx context.Context, _ []source.TableNeed) (source.Str
 	return source.StreamStart{From: p.position(), Created: true}, nil
 }
 
-// hasFile reports whether the server still has the named binlog file.
-func (c *Changes) hasFile(ctx context.Context, name string) (bool, error) {
+// binaryLogs lists the server's binlog files with their sizes.
+func (c *Changes) binaryLogs(ctx context.Context) (map[string]int64, error) {
 	rows, err := c.src.db.QueryContext(ctx, "SHOW BINARY LOGS")
 	if err != nil {
-		return false, fmt.Errorf("listing binlog files: %w", c.src.dsn.RedactError(err))
+		return nil, fmt.Errorf("listing binlog files: %w", c.src.dsn.RedactError(err))
 	}
 	defer rows.Close()
 	cols, _ := rows.Columns()
 	dest := make([]any, len(cols))
 	var file string
-	dest[0] = &file
-	for i := 1; i < len(dest); i++ {
+	var size int64
+	dest[0], dest[1] = &file, &size
+	for i := 2; i < len(dest); i++ {
 		dest[i] = new(sql.RawBytes)
 	}
+	out := map[string]int64{}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
-			return false, err
+			return nil, err
 		}
-		if file == name {
-			return true, nil
-		}
+		out[file] = size
 	}
-	return false, c.src.dsn.RedactError(rows.Err())
+	return out, c.src.dsn.RedactError(rows.Err())
+}
+
+// hasFile reports whether the server still has the named binlog file.
+func (c *Changes) hasFile(ctx context.Context, name string) (bool, error) {
+	logs, err := c.binaryLogs(ctx)
+	if err != nil {
+		return false, err
+	}
+	_, ok := logs[name]
+	return ok, nil
+}
+
+// readFileSizes refreshes the file sizes Distance uses; without them (no
+// privilege, a failure) it estimates.
+func (c *Changes) readFileSizes(ctx context.Context) {
+	logs, err := c.binaryLogs(ctx)
+	if err != nil {
+		return
+	}
+	sizes := make(map[int64]int64, len(logs))
+	for f, n := range logs {
+		sizes[fileSeq(f)] = n
+	}
+	c.fileSizes.Store(&sizes)
 }
 
 // Cleanup implements cdc.ChangeSource: dynafold creates nothing on a

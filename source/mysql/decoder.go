@@ -63,8 +63,11 @@ func (d *binlogDecoder) event(ctx context.Context, ev *replication.BinlogEvent) 
 		d.file = string(e.NextLogName)
 		// A real rotation (not the one the server sends first) moves the
 		// idle position to the start of the next file.
-		if h.Timestamp != 0 && d.txn == nil {
-			d.last = binlogPos{file: d.file, pos: uint32(e.Position), gtid: d.last.gtid}
+		if h.Timestamp != 0 {
+			if d.txn == nil {
+				d.last = binlogPos{file: d.file, pos: uint32(e.Position), gtid: d.last.gtid}
+			}
+			d.c.readFileSizes(ctx) // the file just closed has its final size
 		}
 	case *replication.MariadbGTIDEvent:
 		d.inTxn = !e.IsStandalone()

@@ -97,10 +97,10 @@ func comparePos(flavor string, a, b binlogPos) int {
 }
 
 // distance is the bytes of binlog from a to b. Within one file it is
-// exact; across files the sizes of the files are not known here, so each
-// file before b's is counted as max_binlog_size (the size at which the
-// server rotates, an upper bound but for one oversized transaction).
-func distance(a, b binlogPos, maxFile int64) int64 {
+// exact; across files it uses the files' sizes as SHOW BINARY LOGS last
+// reported them (sizes, by file number), and max_binlog_size (the size at
+// which the server rotates) for a file it has no size for.
+func distance(a, b binlogPos, sizes map[int64]int64, maxFile int64) int64 {
 	fa, fb := fileSeq(a.file), fileSeq(b.file)
 	switch {
 	case fa == fb:
@@ -111,11 +111,17 @@ func distance(a, b binlogPos, maxFile int64) int64 {
 	case fa > fb || fa < 0:
 		return 0
 	}
-	d := maxFile - int64(a.pos)
-	if d < 0 {
-		d = 0
+	size := func(f int64) int64 {
+		if n, ok := sizes[f]; ok {
+			return n
+		}
+		return maxFile
 	}
-	return d + (fb-fa-1)*maxFile + int64(b.pos)
+	d := max(size(fa)-int64(a.pos), 0)
+	for f := fa + 1; f < fb; f++ {
+		d += size(f)
+	}
+	return d + int64(b.pos)
 }
 
 // Compare implements cdc.ChangeSource: positions are ordered by GTID set
@@ -127,11 +133,16 @@ func (c *Changes) Compare(a, b source.Position) int {
 }
 
 // Distance implements cdc.ChangeSource (see distance for what is exact).
+// It runs no query: file sizes are read at Check and at each rotation.
 func (c *Changes) Distance(from, to source.Position) int64 {
 	x, errx := parsePos(from)
 	y, erry := parsePos(to)
 	if errx != nil || erry != nil {
 		return 0
 	}
-	return distance(x, y, c.maxBinlogSize.Load())
+	var sizes map[int64]int64
+	if p := c.fileSizes.Load(); p != nil {
+		sizes = *p
+	}
+	return distance(x, y, sizes, c.maxBinlogSize.Load())
 }

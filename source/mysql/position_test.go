@@ -67,6 +67,10 @@ func TestBinlogDistance(t *testing.T) {
 	} {
 		require.Equal(t, tt.want, c.Distance(source.Position(tt.from), source.Position(tt.to)), "%s → %s", tt.from, tt.to)
 	}
+	// With the files' sizes known (SHOW BINARY LOGS), they are used; a
+	// file without one counts as max_binlog_size.
+	c.fileSizes.Store(&map[int64]int64{1: 400, 2: 300})
+	require.EqualValues(t, 300+300+1000+50, c.Distance("b.000001:100", "b.000004:50"))
 }
 
 func TestDefaultServerID(t *testing.T) {
