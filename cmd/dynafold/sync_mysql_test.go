@@ -247,15 +247,45 @@ func TestSyncMySQLStopsOnDDL(t *testing.T) {
 	require.Equal(t, exitFailure, p.wait(t), p.stdout.String()+p.stderr.String())
 	require.Regexp(t, `table portfolios column name was dropped or renamed|a column or table that portfolios reads is gone from the source`, p.stderr.String())
 
-	// The DDL alone, with nothing before it to re-read: the stream reports it.
+	// Undone, sync goes on: the rename is judged against the table as it
+	// is now.
 	testenv.ExecSQL(t, "mysql", tg.dsn, `ALTER TABLE portfolios RENAME COLUMN title TO name;`)
-	p = mysqlSyncStart(t, tg, dir)
-	mysqlSyncStreaming(t, tg, dir, p)
-	r := tg.run(t, "", "verify")
+	r := tg.run(t, dir, "sync", "--until-caught-up", "--progress", "none")
 	require.Equal(t, 0, r.Code, r.Output())
+	r = tg.run(t, "", "verify")
+	require.Equal(t, 0, r.Code, r.Output())
+
+	// The DDL alone, with nothing before it to re-read, while sync runs
+	// (DDL made while sync is stopped is judged against the table as sync
+	// finds it when it starts): the stream reports it.
+	p = mysqlSyncStart(t, tg, dir)
+	mysqlSyncDumping(t, tg.dsn, p)
 	testenv.ExecSQL(t, "mysql", tg.dsn, `ALTER TABLE portfolios MODIFY name varchar(100) NOT NULL;`)
 	require.Equal(t, exitFailure, p.wait(t), p.stdout.String()+p.stderr.String())
 	require.Contains(t, p.stderr.String(), "table portfolios column name was type changed from varchar(255) to varchar(100)")
+}
+
+// mysqlSyncDumping waits until a sync reads the binlog (the server lists
+// its Binlog Dump thread): it has introspected the tables by then.
+func mysqlSyncDumping(t *testing.T, dsn string, p *mysqlSyncProc) {
+	t.Helper()
+	db, err := sql.Open("mysql", dsn)
+	require.NoError(t, err)
+	defer db.Close()
+	deadline := time.Now().Add(3 * time.Minute)
+	for time.Now().Before(deadline) {
+		var n int
+		require.NoError(t, db.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'").Scan(&n))
+		if n > 0 {
+			return
+		}
+		select {
+		case <-p.done:
+			t.Fatal("sync exited before reading the binlog")
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	t.Fatal("sync never read the binlog")
 }
 
 // A user without the replication privileges is refused with exit 2 and

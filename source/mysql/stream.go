@@ -40,6 +40,9 @@ type Stream struct {
 	// carry, for waitVisible.
 	keyed  map[source.TableRef]*source.Table
 	probes *prober
+	// ordered is true when the server makes commits visible in binlog
+	// order, so one commit wait covers the transactions before it.
+	ordered bool
 }
 
 // streamTable is a mapped table as the stream decodes it: its columns as
@@ -79,6 +82,15 @@ func (c *Changes) Stream(ctx context.Context, from source.Position, needs []sour
 			keyed[n.Table.Ref] = n.Table
 		}
 	}
+	ordered := c.src.mariadb
+	if !ordered {
+		v, err := c.variables(ctx, "binlog_order_commits")
+		if err != nil {
+			syncer.Close()
+			return nil, fmt.Errorf("reading binlog_order_commits: %w", err)
+		}
+		ordered = !strings.EqualFold(v["binlog_order_commits"], "OFF")
+	}
 	probes, err := c.src.newProber(ctx)
 	if err != nil {
 		syncer.Close()
@@ -102,7 +114,7 @@ func (c *Changes) Stream(ctx context.Context, from source.Position, needs []sour
 		return nil, fmt.Errorf("starting to read the binlog at %s as server_id %d: %w", from, c.serverID, c.src.dsn.RedactError(err))
 	}
 	sctx, cancel := context.WithCancel(context.Background())
-	s := &Stream{c: c, syncer: syncer, streamer: streamer, events: make(chan source.Event, 256), done: make(chan struct{}), cancel: cancel, keyed: keyed, probes: probes}
+	s := &Stream{c: c, syncer: syncer, streamer: streamer, events: make(chan source.Event, 256), done: make(chan struct{}), cancel: cancel, keyed: keyed, probes: probes, ordered: ordered}
 	end := start
 	s.serverEnd.Store(&end)
 	d := &binlogDecoder{c: c, tables: tables, db: cfg.DBName, last: start, file: start.file}
@@ -187,53 +199,131 @@ func (s *Stream) send(ctx context.Context, ev source.Event) bool {
 	}
 }
 
-// run reads binlog events until the context ends or reading fails.
+// maxPending bounds the events decoded ahead of one commit wait: a burst
+// of transactions is delivered after one probe of its last, up to this
+// many events at a time.
+const maxPending = 256
+
+// read is one result of the binlog reader.
+type read struct {
+	ev  *replication.BinlogEvent
+	err error
+}
+
+// pump moves binlog events into reads until the context ends, so that run
+// can tell whether another event is already waiting.
+func (s *Stream) pump(ctx context.Context, reads chan<- read) {
+	for {
+		ev, err := s.streamer.GetEvent(ctx)
+		select {
+		case reads <- read{ev, err}:
+		case <-ctx.Done():
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// run reads binlog events until the context ends or reading fails. It
+// decodes events while more are waiting, then waits once for the commit of
+// the last transaction decoded (see visible.go) and delivers them all.
 func (s *Stream) run(ctx context.Context, d *binlogDecoder) {
 	defer close(s.done)
 	defer close(s.events)
 	defer s.syncer.Close()
 	defer s.probes.Close()
+	pctx, stopPump := context.WithCancel(ctx)
+	reads := make(chan read, 64)
+	pumped := make(chan struct{})
+	go func() {
+		defer close(pumped)
+		s.pump(pctx, reads)
+	}()
+	defer func() {
+		stopPump()
+		<-pumped
+	}()
+	var pending []source.Event
 	for {
-		ectx, cancel := context.WithTimeout(ctx, idleEvery)
-		ev, err := s.streamer.GetEvent(ectx)
-		cancel()
-		switch {
-		case ctx.Err() != nil:
-			return
-		case errors.Is(err, context.DeadlineExceeded):
-			if !d.open() && !s.send(ctx, source.Event{Idle: d.last.position()}) {
+		var r read
+		select {
+		case r = <-reads:
+		default:
+			if len(pending) > 0 {
+				if !s.deliver(ctx, pending) {
+					return
+				}
+				pending = pending[:0]
+				continue
+			}
+			select {
+			case r = <-reads:
+			case <-time.After(idleEvery):
+				if !d.open() && !s.send(ctx, source.Event{Idle: d.last.position()}) {
+					return
+				}
+				continue
+			case <-ctx.Done():
 				return
 			}
-			continue
-		case err != nil:
-			s.fail(fmt.Errorf("reading the binlog as server_id %d: %w", s.c.serverID, s.c.src.dsn.RedactError(err)))
+		}
+		if ctx.Err() != nil {
 			return
 		}
-		if ev.Header.LogPos > 0 {
-			end := binlogPos{file: d.file, pos: ev.Header.LogPos}
+		if r.err != nil {
+			s.fail(fmt.Errorf("reading the binlog as server_id %d: %w", s.c.serverID, s.c.src.dsn.RedactError(r.err)))
+			return
+		}
+		if r.ev.Header.LogPos > 0 {
+			end := binlogPos{file: d.file, pos: r.ev.Header.LogPos}
 			if old := s.serverEnd.Load(); comparePos("", *old, end) < 0 {
 				s.serverEnd.Store(&end)
 			}
 		}
-		evs, err := d.event(ctx, ev)
+		evs, err := d.event(ctx, r.ev)
 		if err != nil {
 			s.fail(err)
 			return
 		}
-		for _, e := range evs {
-			if e.Txn != nil {
-				if err := s.waitVisible(ctx, e.Txn); err != nil {
-					if ctx.Err() == nil {
-						s.fail(err)
-					}
-					return
-				}
-			}
-			if !s.send(ctx, e) {
-				return
-			}
+		pending = append(pending, evs...)
+		if len(pending) >= maxPending && !s.deliver(ctx, pending) {
+			return
+		}
+		if len(pending) >= maxPending {
+			pending = pending[:0]
 		}
 	}
+}
+
+// deliver waits until the transactions among evs are visible and sends
+// evs in order. The server makes commits visible in binlog order (MariaDB
+// always, MySQL with binlog_order_commits), so one probe of the last
+// transaction that can be probed covers those before it; otherwise each
+// is probed.
+func (s *Stream) deliver(ctx context.Context, evs []source.Event) bool {
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].Txn == nil {
+			continue
+		}
+		probed, err := s.waitVisible(ctx, evs[i].Txn)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.fail(err)
+			}
+			return false
+		}
+		if probed && s.ordered {
+			break
+		}
+	}
+	for _, e := range evs {
+		if !s.send(ctx, e) {
+			return false
+		}
+	}
+	return true
 }
 
 // ensure the interface's method set is what cdc expects of Stream.

@@ -82,8 +82,9 @@ func (p *prober) probe(ctx context.Context, tbl *source.Table, img map[string]va
 	return true, p.src.dsn.RedactError(err)
 }
 
-// waitVisible returns once t is visible to new reads.
-func (s *Stream) waitVisible(ctx context.Context, t *source.Txn) error {
+// waitVisible returns once t is visible to new reads; false when none of
+// its changes could be probed (no primary key, no image).
+func (s *Stream) waitVisible(ctx context.Context, t *source.Txn) (bool, error) {
 	for i := len(t.Changes) - 1; i >= 0; i-- {
 		ch := t.Changes[i]
 		tbl := s.keyed[ch.Table]
@@ -96,11 +97,11 @@ func (s *Stream) waitVisible(ctx context.Context, t *source.Txn) error {
 		}
 		done, err := s.probes.probe(ctx, tbl, img)
 		if err != nil {
-			return fmt.Errorf("waiting for the commit of the transaction ending at %s: %w", t.End, err)
+			return false, fmt.Errorf("waiting for the commit of the transaction ending at %s: %w", t.End, err)
 		}
 		if done {
-			return nil
+			return true, nil
 		}
 	}
-	return nil
+	return false, nil
 }
