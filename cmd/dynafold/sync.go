@@ -322,7 +322,11 @@ func (a *app) runSyncCleanup(cmd *cobra.Command, _ []string) (err error) {
 	}
 	rep.Result = map[string]any{"removed": dropped}
 	if len(dropped) == 0 {
-		fmt.Fprintf(a.stdout, "nothing to clean up for table %s (slot %s)\n", table, slot)
+		if _, ok := changes.(*pgChanges); ok {
+			fmt.Fprintf(a.stdout, "nothing to clean up for table %s (slot %s)\n", table, slot)
+		} else {
+			fmt.Fprintf(a.stdout, "nothing to clean up for table %s (MySQL keeps no state for sync on the server)\n", table)
+		}
 		return nil
 	}
 	for _, d := range dropped {
