@@ -452,3 +452,44 @@ func TestSyncMySQLKilledAtRandomMomentsConverges(t *testing.T) {
 	r = tg.run(t, "", "verify")
 	require.Equal(t, 0, r.Code, r.Output())
 }
+
+// The same convergence check on the other reference designs: items:
+// (products), nest: with overflow split (alleycat, without its query:
+// entity, which sync refuses), and plain entities and joins.
+func TestSyncMySQLConvergesOnMoreDesigns(t *testing.T) {
+	for i, name := range []string{"products", "cart", "devices", "duda", "messages", "votes", "alleycat"} {
+		t.Run(name, func(t *testing.T) {
+			config := clitest.RepoPath("configs/" + name + ".yaml")
+			if name == "alleycat" {
+				b, err := os.ReadFile(config)
+				require.NoError(t, err)
+				text := string(b)
+				best, patterns := strings.Index(text, "\n  best:\n"), strings.Index(text, "\naccess_patterns:")
+				require.True(t, best > 0 && patterns > best, "alleycat.yaml changed shape")
+				config = filepath.Join(t.TempDir(), "alleycat-sync.yaml")
+				require.NoError(t, os.WriteFile(config, []byte(text[:best+1]), 0o644))
+			}
+			d := mysqlSyncDriver(t)
+			dsn := d.NewDB(t)
+			testenv.LoadSQL(t, d.Name, dsn, clitest.RepoPath("testdata/"+name+"/mysql.sql"))
+			tg := &target{client: testenv.DynamoClient(t), table: testenv.NewTableName(t), dsn: dsn}
+			testenv.DeleteTableOnCleanup(t, tg.client, tg.table)
+			tg.flags = []string{"--config", config, "--source-dsn", dsn, "--endpoint", testenv.DynamoEndpoint(t), "--table", tg.table}
+			require.Equal(t, 0, tg.run(t, "", "table", "create").Code)
+			dir := t.TempDir()
+			p := mysqlSyncStart(t, tg, dir)
+			mysqlSyncStreaming(t, tg, dir, p)
+			seed := uint64(20261200 + i)
+			changed := mysqlSyncWorkload(t, dsn, seed, 200)
+			t.Logf("seed %d: %d rows changed", seed, changed)
+			require.NoError(t, p.cmd.Process.Signal(syscall.SIGINT))
+			require.Equal(t, exitInterrupted, p.wait(t), p.stdout.String()+p.stderr.String())
+
+			r := tg.run(t, dir, "sync", "--until-caught-up", "--progress", "none")
+			require.Equal(t, 0, r.Code, r.Output())
+			mysqlSyncSameItems(t, mysqlSyncFreshScan(t, tg), testenv.ScanItems(t, tg.client, tg.table))
+			r = tg.run(t, "", "verify")
+			require.Equal(t, 0, r.Code, r.Output())
+		})
+	}
+}
