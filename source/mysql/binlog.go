@@ -124,6 +124,12 @@ func (c *Changes) Check(ctx context.Context, needs []source.TableNeed) ([]source
 			Fix:  "pass --server-id with a number no server or replica of this source uses",
 		})
 	}
+	if cfg, err := mysql.ParseDSN(c.src.dsn.Secret()); err == nil && cfg.Net != "tcp" {
+		probs = append(probs, source.Problem{
+			What: fmt.Sprintf("the DSN connects by %s; the binlog is read over TCP", cfg.Net),
+			Fix:  "give the source DSN a host and port: user:password@tcp(host:3306)/database",
+		})
+	}
 	grants, err := c.grants(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("checking privileges (SHOW GRANTS): %w", err)
