@@ -288,10 +288,10 @@ func (s *Stream) run(ctx context.Context, d *binlogDecoder) {
 			return
 		}
 		pending = append(pending, evs...)
-		if len(pending) >= maxPending && !s.deliver(ctx, pending) {
-			return
-		}
 		if len(pending) >= maxPending {
+			if !s.deliver(ctx, pending) {
+				return
+			}
 			pending = pending[:0]
 		}
 	}
