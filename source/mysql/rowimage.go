@@ -75,7 +75,7 @@ func binlogText(v any, col *source.Column) ([]byte, error) {
 	case int64:
 		switch {
 		case strings.HasPrefix(dbType, "enum("):
-			return enumText(dbType, col.DBType, x), nil
+			return enumText(col.DBType, x), nil
 		case strings.HasPrefix(dbType, "set("):
 			return setText(col.DBType, x), nil
 		case unsigned || strings.HasPrefix(dbType, "bit"):
@@ -112,9 +112,10 @@ func padBinary(dbType string, b []byte) []byte {
 	return append(b, make([]byte, n-len(b))...)
 }
 
-// enumMembers parses enum('a','b') or set('a','b') into its members.
+// enumMember matches one quoted member of enum('a','b') or set('a','b').
 var enumMember = regexp.MustCompile(`'((?:[^']|'')*)'`)
 
+// members lists the members of an ENUM or SET column type, in order.
 func members(colType string) []string {
 	var out []string
 	for _, m := range enumMember.FindAllStringSubmatch(colType, -1) {
@@ -125,7 +126,7 @@ func members(colType string) []string {
 
 // enumText is the member an ENUM's 1-based index names ("" for index 0,
 // the value of an invalid insert).
-func enumText(_ string, colType string, i int64) []byte {
+func enumText(colType string, i int64) []byte {
 	m := members(colType)
 	if i < 1 || int(i) > len(m) {
 		return []byte{}
