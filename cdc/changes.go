@@ -14,7 +14,8 @@ type ChangeSource interface {
 	// check, not a missing prerequisite.
 	Check(ctx context.Context, needs []source.TableNeed) ([]source.Problem, error)
 	// Prepare creates what streaming needs (a slot and a publication on
-	// PostgreSQL) unless it exists, and returns where streaming starts.
+	// PostgreSQL; on MySQL it records the binlog position) unless it
+	// exists, and returns where streaming starts.
 	Prepare(ctx context.Context, needs []source.TableNeed) (source.StreamStart, error)
 	// Stream starts delivering committed transactions after from.
 	Stream(ctx context.Context, from source.Position, needs []source.TableNeed) (Stream, error)

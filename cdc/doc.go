@@ -27,5 +27,6 @@
 // index.
 //
 // The change source is an interface (ChangeSource); source/postgres
-// implements it with logical replication.
+// implements it with logical replication, source/mysql with the binlog
+// of MySQL and MariaDB.
 package cdc

@@ -235,7 +235,7 @@ func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 		return nil, err
 	}
 	if st.Phase == phaseStream && start.Created {
-		return nil, fmt.Errorf("the replication slot was gone and has just been created again: changes made since %s were not kept, so the table may miss them. Run dynafold sync cleanup and sync again for a full reload", st.Confirmed)
+		return nil, fmt.Errorf("the replication slot (MySQL and MariaDB: the binlog file of the saved position) was gone and the stream starts again from the log's end: changes made since %s were not kept, so the table may miss them. Run dynafold sync cleanup and sync again for a full reload", st.Confirmed)
 	}
 	if st.Phase == "" || (st.Phase == phaseLoad && start.Created) {
 		st.Phase = phaseLoad

@@ -111,6 +111,7 @@ start_mariadb() {
 		--socket="$sock" --pid-file="$pidf" --skip-name-resolve --max-connections=400 \
 		--innodb-buffer-pool-size=256M --innodb-flush-log-at-trx-commit=2 --innodb-doublewrite=0 \
 		--character-set-server=utf8mb4 --collation-server=utf8mb4_unicode_ci \
+		--log-bin=binlog --binlog-format=ROW --binlog-row-image=FULL --server-id=1 --log-bin-trust-function-creators=1 \
 		--log-error="$STATE/mysql.log" >/dev/null 2>&1 &
 	wait_for MariaDB 60 "$STATE/mysql.log" mariadb-admin -S "$sock" -u "$me" ping
 	mariadb -S "$sock" -u "$me" <<-'SQL'

@@ -19,6 +19,7 @@ import (
 	"github.com/dynafold/dynafold/sink"
 	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/source/drivers"
+	"github.com/dynafold/dynafold/source/mysql"
 	"github.com/dynafold/dynafold/source/postgres"
 )
 
@@ -32,6 +33,11 @@ snapshot the slot exported, then applies every committed change to every
 item it touches, until stopped (SIGINT/SIGTERM: exit 4, resumable) or, with
 --until-caught-up, until every change committed before it started is
 applied (exit 0). Run 'dynafold sync cleanup' to drop the slot when done.
+
+MySQL and MariaDB: sync reads the binary log as a replica (--server-id),
+from the binlog position recorded before the initial load; nothing is
+created on the server, so binlog retention must cover the load and any
+stop of sync.
 
 Exit codes: 0 caught up · 1 failure (DDL on a mapped column, a row under
 on_error: fail) · 2 invalid usage, mapping or a missing prerequisite ·
@@ -57,6 +63,7 @@ on_error: fail) · 2 invalid usage, mapping or a missing prerequisite ·
 	f.Duration("grace", 5*time.Second, "after a stop signal, how long writes in flight may finish")
 	f.Int("round-changes", 5000, "changes gathered into one apply round (whole transactions)")
 	f.Duration("fence", 5*time.Second, "after a sync that died uncleanly (SIGKILL, crash), how long to wait for the writes it left in flight before writing")
+	f.Uint32("server-id", 0, "MySQL/MariaDB: the replica server_id the binlog is read as (default 2^31 + a hash of the table name, 2147483648-4294967294)")
 	cmd.AddCommand(a.syncCleanupCommand())
 	return cmd
 }
@@ -102,13 +109,42 @@ func (a *app) syncPaths(table string) (state, slot string) {
 	return state, slot
 }
 
-// changeSource opens the source's change log; only PostgreSQL has one yet.
-func changeSource(src source.Source, slot string) (*pgChanges, error) {
-	pg, ok := src.(*postgres.Source)
-	if !ok {
-		return nil, usageError(fmt.Errorf("live sync reads PostgreSQL's logical replication; the %s source has no change source yet", src.Driver()))
+// changeSource opens the source's change log: PostgreSQL's logical
+// replication slot, or MySQL's and MariaDB's binlog read as replica
+// serverID from the position a sync checkpoint at statePath holds.
+func changeSource(src source.Source, slot string, serverID uint32, statePath string) (cdc.ChangeSource, error) {
+	switch s := src.(type) {
+	case *postgres.Source:
+		return &pgChanges{s.NewChanges(slot, slot)}, nil
+	case *mysql.Source:
+		var resume source.Position
+		if statePath != "" {
+			st, err := cdc.ReadState(statePath)
+			if err != nil {
+				return nil, err
+			}
+			if st != nil && st.Phase != "" {
+				resume = st.Confirmed
+			}
+		}
+		return &myChanges{s.NewChanges(serverID, resume)}, nil
 	}
-	return &pgChanges{pg.NewChanges(slot, slot)}, nil
+	return nil, usageError(fmt.Errorf("the %s source has no change log dynafold can read", src.Driver()))
+}
+
+// serverID is --server-id, or the default derived from the table name.
+func (a *app) serverID(table string) uint32 {
+	if id := a.v.GetUint32("server-id"); id != 0 {
+		return id
+	}
+	return mysql.DefaultServerID(table)
+}
+
+// myChanges adapts mysql.Changes to cdc.ChangeSource.
+type myChanges struct{ *mysql.Changes }
+
+func (m *myChanges) Stream(ctx context.Context, from source.Position, needs []source.TableNeed) (cdc.Stream, error) {
+	return m.Changes.Stream(ctx, from, needs)
 }
 
 // pgChanges adapts postgres.Changes to cdc.ChangeSource.
@@ -150,7 +186,7 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 	if err := cdc.Unsupported(plan, tables); err != nil {
 		return usageError(err)
 	}
-	changes, err := changeSource(src, slot)
+	changes, err := changeSource(src, slot, a.serverID(plan.Table.Name), statePath)
 	if err != nil {
 		return err
 	}
@@ -161,6 +197,17 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 	}
 	if len(probs) > 0 {
 		return usageError(problemsError(probs))
+	}
+	if my, ok := changes.(*myChanges); ok {
+		note, err := my.Retention(ctx)
+		if err != nil {
+			return err
+		}
+		a.log.Warn("binlog retention: "+note, "server_id", my.ServerID())
+	}
+	reader, ok := src.(cdc.CurrentReader)
+	if !ok {
+		return usageError(fmt.Errorf("the %s source cannot read its current state for live sync", src.Driver()))
 	}
 
 	client, err := a.dynamo(ctx, l, writers)
@@ -180,11 +227,10 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 	if rejectPath == "" {
 		rejectPath = filepath.Join(".dynafold", plan.Table.Name+".rejects.jsonl")
 	}
-	pg := src.(*postgres.Source)
 	progress := a.progress()
 	status := a.syncStatus()
 	sum, runErr := cdc.Run(ctx, cdc.Job{
-		Plan: plan, Tables: tables, Changes: changes, Reader: pg, Writer: writer,
+		Plan: plan, Tables: tables, Changes: changes, Reader: reader, Writer: writer,
 		Snapshot: func(ctx context.Context, id string) (source.Snapshot, error) {
 			return src.Snapshot(ctx, source.SnapshotOptions{Readers: readers, Import: id})
 		},
@@ -200,7 +246,9 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 		progress.Close()
 	}
 	if sum != nil {
-		sum.Slot = slot
+		if _, ok := changes.(*pgChanges); ok {
+			sum.Slot = slot
+		}
 		rep.Result = sum
 		if sum.Load != nil {
 			rep.Summary = sum.Load
@@ -260,7 +308,7 @@ func (a *app) runSyncCleanup(cmd *cobra.Command, _ []string) (err error) {
 		return err
 	}
 	defer src.Close()
-	changes, err := changeSource(src, slot)
+	changes, err := changeSource(src, slot, 0, "")
 	if err != nil {
 		return err
 	}
@@ -277,7 +325,11 @@ func (a *app) runSyncCleanup(cmd *cobra.Command, _ []string) (err error) {
 	}
 	rep.Result = map[string]any{"removed": dropped}
 	if len(dropped) == 0 {
-		fmt.Fprintf(a.stdout, "nothing to clean up for table %s (slot %s)\n", table, slot)
+		if _, ok := changes.(*pgChanges); ok {
+			fmt.Fprintf(a.stdout, "nothing to clean up for table %s (slot %s)\n", table, slot)
+		} else {
+			fmt.Fprintf(a.stdout, "nothing to clean up for table %s (MySQL keeps no state for sync on the server)\n", table)
+		}
 		return nil
 	}
 	for _, d := range dropped {
@@ -296,7 +348,7 @@ func syncReadiness(ctx context.Context, src source.Source, p *mapping.Plan, tabl
 		slot = slotName(p.Table.Name)
 	}
 	r := &plan.SyncReadiness{Checked: true}
-	changes, err := changeSource(src, slot)
+	changes, err := changeSource(src, slot, mysql.DefaultServerID(p.Table.Name), "")
 	if err != nil {
 		return &plan.SyncReadiness{Note: err.Error()}, nil
 	}

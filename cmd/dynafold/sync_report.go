@@ -74,7 +74,11 @@ func (a *app) printSyncSummary(s *cdc.Summary, statePath string) {
 	if s.CaughtUp {
 		note = fmt.Sprintf(" (caught up with %s)", s.Target)
 	}
-	fmt.Fprintf(a.stdout, "confirmed through %s%s; slot %s; checkpoint %s\n", s.Confirmed, note, s.Slot, statePath)
+	slot := ""
+	if s.Slot != "" {
+		slot = "; slot " + s.Slot
+	}
+	fmt.Fprintf(a.stdout, "confirmed through %s%s%s; checkpoint %s\n", s.Confirmed, note, slot, statePath)
 }
 
 // thousands formats n with comma separators.

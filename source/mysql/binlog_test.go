@@ -1,0 +1,247 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynafold/dynafold/internal/testenv"
+	"github.com/dynafold/dynafold/source"
+	"github.com/dynafold/dynafold/value"
+)
+
+// binlogSource opens a fresh database of the test server.
+func binlogSource(t *testing.T) (*Source, string) {
+	t.Helper()
+	raw := testenv.NewMySQLDB(t)
+	dsn, err := source.ParseDSN("mysql", raw)
+	require.NoError(t, err)
+	src, err := Open(context.Background(), dsn, Options{MaxConns: 4})
+	require.NoError(t, err)
+	t.Cleanup(func() { src.Close() })
+	return src, raw
+}
+
+// nextEvent waits for the stream's next transaction or schema change,
+// skipping idle positions.
+func nextEvent(t *testing.T, ctx context.Context, st *Stream) source.Event {
+	t.Helper()
+	for {
+		select {
+		case ev, ok := <-st.Events():
+			require.True(t, ok, "stream ended: %v", st.Err())
+			if ev.Txn != nil || ev.Schema != nil {
+				return ev
+			}
+		case <-ctx.Done():
+			t.Fatal("no event from the binlog stream")
+		}
+	}
+}
+
+// Rows read from the binlog are the rows the text protocol reads, value
+// for value, for every type the reader converts; streaming starts both
+// from a GTID set and from a file and offset, and columns are matched by
+// position or, with binlog_row_metadata = FULL, by name.
+func TestBinlogRowsMatchTextProtocol(t *testing.T) {
+	for i, mode := range []string{"gtid", "file", "names"} {
+		t.Run(mode, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			src, raw := binlogSource(t)
+			if mode == "names" {
+				testenv.ExecSQL(t, "mysql", raw, "SET GLOBAL binlog_row_metadata = 'FULL'")
+				t.Cleanup(func() { testenv.ExecSQL(t, "mysql", raw, "SET GLOBAL binlog_row_metadata = 'NO_LOG'") })
+			}
+			ch := src.NewChanges(4000000000+uint32(i), "")
+			start, err := ch.Prepare(ctx, nil)
+			require.NoError(t, err)
+			require.True(t, start.Created)
+			from := start.From
+			if mode == "file" {
+				from = source.Position(strings.SplitN(string(from), gtidSep, 2)[0])
+			} else {
+				require.Contains(t, string(from), gtidSep, "MariaDB always has a GTID position")
+			}
+
+			testenv.LoadSQL(t, "mysql", raw, filepath.Join("..", "..", "testdata", "types", "mysql.sql"))
+			ref := source.TableRef{Name: "type_samples"}
+			tables, err := src.Introspect(ctx, []source.TableRef{ref})
+			require.NoError(t, err)
+			tbl := tables[ref]
+			need := source.TableNeed{Table: tbl}
+			q := &source.Query{Base: ref, Key: tbl.PrimaryKey, KeyKinds: []value.Kind{value.Int}}
+			for _, c := range tbl.Columns {
+				need.Columns = append(need.Columns, c.Name)
+				q.Columns = append(q.Columns, source.ColumnRef{Name: c.Name, Cast: c.Cast, Kind: c.Kind})
+			}
+			head, err := ch.Head(ctx)
+			require.NoError(t, err)
+
+			st, err := ch.Stream(ctx, from, []source.TableNeed{need})
+			require.NoError(t, err)
+			defer st.Close()
+			ev := nextEvent(t, ctx, st)
+			require.NotNil(t, ev.Txn, "the INSERT of four rows")
+			if mode == "names" {
+				// Column names in the binlog: a table whose columns are read
+				// in another order still decodes by name.
+				shuffled := *tbl
+				shuffled.Columns = append([]source.Column{tbl.Columns[len(tbl.Columns)-1]}, tbl.Columns[:len(tbl.Columns)-1]...)
+				need.Table = &shuffled
+				st.Close()
+				st, err = ch.Stream(ctx, from, []source.TableNeed{need})
+				require.NoError(t, err)
+				defer st.Close()
+				ev = nextEvent(t, ctx, st)
+				require.NotNil(t, ev.Txn)
+			}
+			require.Len(t, ev.Txn.Changes, 4)
+			require.Equal(t, 0, ch.Compare(ev.Txn.End, head), "the insert is the last transaction before %s: ends at %s", head, ev.Txn.End)
+			require.Equal(t, mode != "file", strings.Contains(string(ev.Txn.End), gtidSep), ev.Txn.End)
+
+			rd, err := src.Current(ctx, nil)
+			require.NoError(t, err)
+			defer rd.Close()
+			var keys [][]value.Value
+			for _, c := range ev.Txn.Changes {
+				require.Equal(t, source.Insert, c.Op)
+				keys = append(keys, []value.Value{c.New["id"]})
+			}
+			n := 0
+			require.NoError(t, rd.ReadKeys(ctx, q, nil, keys, func(row value.Row, _ [][]value.Row) error {
+				img := ev.Txn.Changes[n].New
+				for j, c := range q.Columns {
+					require.Equal(t, row[j], img[c.Name], "row %s column %s (%s)", row[0].Text(), c.Name, tbl.Columns[j].DBType)
+				}
+				n++
+				return nil
+			}))
+			require.Equal(t, 4, n)
+		})
+	}
+}
+
+// Updates carry full before- and after-images, deletes the before-image;
+// DDL that drops or retypes a mapped column is a schema change, other DDL
+// is not, and TRUNCATE is a truncate change. Idle positions reach the
+// binlog's end.
+func TestBinlogChangesAndDDL(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	src, raw := binlogSource(t)
+	testenv.ExecSQL(t, "mysql", raw, `CREATE TABLE items (id int PRIMARY KEY, name varchar(20), qty int, note text) ENGINE=InnoDB;
+		CREATE TABLE other (id int PRIMARY KEY) ENGINE=InnoDB;
+		INSERT INTO items VALUES (1, 'one', 1, 'n'), (2, 'two', 2, NULL);`)
+	ref := source.TableRef{Name: "items"}
+	tables, err := src.Introspect(ctx, []source.TableRef{ref})
+	require.NoError(t, err)
+	need := source.TableNeed{Table: tables[ref], Columns: []string{"id", "name", "qty"}}
+	ch := src.NewChanges(4000000002, "")
+	start, err := ch.Prepare(ctx, nil)
+	require.NoError(t, err)
+	st, err := ch.Stream(ctx, start.From, []source.TableNeed{need})
+	require.NoError(t, err)
+	defer st.Close()
+
+	testenv.ExecSQL(t, "mysql", raw, `INSERT INTO other VALUES (1);
+		START TRANSACTION; UPDATE items SET id = 3, qty = 30 WHERE id = 1; DELETE FROM items WHERE id = 2; COMMIT;`)
+	ev := nextEvent(t, ctx, st)
+	require.NotNil(t, ev.Txn)
+	require.Equal(t, []source.Change{
+		{Table: ref, Op: source.Update,
+			Old: map[string]value.Value{"id": value.IntValue(1), "name": value.StringValue("one"), "qty": value.IntValue(1), "note": value.StringValue("n")},
+			New: map[string]value.Value{"id": value.IntValue(3), "name": value.StringValue("one"), "qty": value.IntValue(30), "note": value.StringValue("n")}},
+		{Table: ref, Op: source.Delete,
+			Old: map[string]value.Value{"id": value.IntValue(2), "name": value.StringValue("two"), "qty": value.IntValue(2), "note": value.NullValue()}},
+	}, ev.Txn.Changes, "one transaction; the insert into an unmapped table is not a change")
+	head, err := ch.Head(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 0, ch.Compare(ev.Txn.End, head))
+
+	// An unmapped column added in the middle: no schema change, and later
+	// rows decode by the new column order.
+	testenv.ExecSQL(t, "mysql", raw, `ALTER TABLE items ADD COLUMN extra int AFTER id;
+		INSERT INTO items (id, extra, name, qty) VALUES (4, 44, 'four', 4);`)
+	ev = nextEvent(t, ctx, st)
+	require.NotNil(t, ev.Txn, "no schema change for an unmapped column")
+	require.Equal(t, value.StringValue("four"), ev.Txn.Changes[0].New["name"])
+	require.Equal(t, value.IntValue(4), ev.Txn.Changes[0].New["qty"])
+
+	// Idle positions reach the binlog's end.
+	testenv.ExecSQL(t, "mysql", raw, `INSERT INTO other VALUES (2);`)
+	head, err = ch.Head(ctx)
+	require.NoError(t, err)
+	for idle := source.Position(""); idle == "" || ch.Compare(idle, head) < 0; {
+		select {
+		case e := <-st.Events():
+			require.Nil(t, e.Txn)
+			idle = e.Idle
+		case <-ctx.Done():
+			t.Fatalf("no idle position at %s", head)
+		}
+	}
+
+	testenv.ExecSQL(t, "mysql", raw, `TRUNCATE TABLE items`)
+	ev = nextEvent(t, ctx, st)
+	require.NotNil(t, ev.Txn)
+	require.Equal(t, []source.Change{{Table: ref, Op: source.Truncate}}, ev.Txn.Changes)
+
+	testenv.ExecSQL(t, "mysql", raw, `ALTER TABLE items MODIFY qty bigint`)
+	ev = nextEvent(t, ctx, st)
+	require.NotNil(t, ev.Schema)
+	require.Equal(t, source.SchemaChange{Table: ref, Column: "qty", What: "type changed from int(11) to bigint(20)"}, *ev.Schema)
+
+	testenv.ExecSQL(t, "mysql", raw, "ALTER TABLE items RENAME COLUMN name TO title")
+	ev = nextEvent(t, ctx, st)
+	require.NotNil(t, ev.Schema)
+	require.Equal(t, "name", ev.Schema.Column)
+	require.Equal(t, "dropped or renamed", ev.Schema.What)
+}
+
+// Check names each missing prerequisite with its fix.
+func TestBinlogCheck(t *testing.T) {
+	ctx := context.Background()
+	src, _ := binlogSource(t)
+	probs, err := src.NewChanges(DefaultServerID("t"), "").Check(ctx, nil)
+	require.NoError(t, err)
+	require.Empty(t, probs, "the test server is set up for live sync")
+
+	probs, err = src.NewChanges(1, "").Check(ctx, nil)
+	require.NoError(t, err)
+	require.Len(t, probs, 1)
+	require.Contains(t, probs[0].What, "server_id is 1")
+	require.Contains(t, probs[0].Fix, "--server-id")
+
+	note, err := src.NewChanges(1, "").Retention(ctx)
+	require.NoError(t, err)
+	require.Contains(t, note, "binlog_expire_logs_seconds")
+}
+
+// Prepare waits for the binlog's last transaction to commit, but an
+// application's open transaction holding the same row (later, not yet in
+// the binlog) does not stall it: the probe gives up its lock wait.
+func TestPrepareNotStalledByAnOpenTransaction(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	src, raw := binlogSource(t)
+	testenv.ExecSQL(t, "mysql", raw, `CREATE TABLE held (id int PRIMARY KEY, v int) ENGINE=InnoDB;
+		INSERT INTO held VALUES (1, 1); UPDATE held SET v = 2 WHERE id = 1;`)
+	db, err := sql.Open("mysql", raw)
+	require.NoError(t, err)
+	defer db.Close()
+	app, err := db.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	defer app.Rollback()
+	_, err = app.ExecContext(ctx, "UPDATE held SET v = 3 WHERE id = 1")
+	require.NoError(t, err)
+
+	start, err := src.NewChanges(4000000003, "").Prepare(ctx, nil)
+	require.NoError(t, err)
+	require.True(t, start.Created)
+}
