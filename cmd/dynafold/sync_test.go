@@ -22,16 +22,14 @@ import (
 // source and dynalite, and ends the same way: once the workload stops and
 // `sync --until-caught-up` exits 0, the table is item for item what a fresh
 // `migrate` of the final source writes into another table, and `verify`
-// exits 0. syncDrivers lists the sources with a change source.
-func syncDrivers() []testenv.Driver {
-	var out []testenv.Driver
-	for _, d := range testenv.Drivers() {
-		if d.Name == "postgres" {
-			out = append(out, d)
-		}
-	}
-	return out
-}
+// exits 0. It runs against every source with a change source:
+// PostgreSQL's logical replication and MariaDB's binlog. Tests of what only
+// one of them has (slots, replica identities, binlog formats) take
+// pgOnly or live in sync_mysql_test.go.
+func syncDrivers() []testenv.Driver { return testenv.Drivers() }
+
+// pgOnly is the PostgreSQL driver, for tests of slots and publications.
+func pgOnly() []testenv.Driver { return testenv.Drivers()[:1] }
 
 // syncDesign is a design loaded into a fresh database and table, with the
 // flags every sync command of the test takes.

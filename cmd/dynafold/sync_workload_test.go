@@ -75,7 +75,9 @@ func execScript(driver, dsn, script string) error {
 			return err
 		}
 		defer db.Close()
-		_, err = db.Exec(script)
+		// Double-quoted identifiers, as in PostgreSQL ("databases" is a
+		// reserved word in MariaDB).
+		_, err = db.Exec(ansiQuotes + script)
 		return err
 	}
 	return fmt.Errorf("unknown driver %s", driver)
@@ -103,10 +105,18 @@ func queryRows(t *testing.T, driver, dsn, query string) [][]string {
 		}
 		require.NoError(t, rows.Err())
 	case "mysql":
-		db, err := sql.Open("mysql", dsn)
+		cfg, err := mysql.ParseDSN(dsn)
+		require.NoError(t, err)
+		cfg.MultiStatements = true
+		db, err := sql.Open("mysql", cfg.FormatDSN())
 		require.NoError(t, err)
 		defer db.Close()
-		rows, err := db.Query(query)
+		conn, err := db.Conn(context.Background())
+		require.NoError(t, err)
+		defer conn.Close()
+		_, err = conn.ExecContext(context.Background(), ansiQuotes)
+		require.NoError(t, err)
+		rows, err := conn.QueryContext(context.Background(), query)
 		require.NoError(t, err)
 		cols, _ := rows.Columns()
 		for rows.Next() {
@@ -126,6 +136,10 @@ func queryRows(t *testing.T, driver, dsn, query string) [][]string {
 	}
 	return out
 }
+
+// ansiQuotes makes a MariaDB session read double quotes as identifier
+// quotes, so that one workload's SQL runs on both databases.
+const ansiQuotes = "SET SESSION sql_mode = CONCAT(@@sql_mode, ',ANSI_QUOTES');\n"
 
 func lit(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
@@ -162,7 +176,7 @@ func newPortfolioWork(q func(string) [][]string) *portfolioWork {
 		fmt.Sscan(r[1], &p)
 		w.servers[r[0]] = p
 	}
-	for _, r := range q("SELECT id, server_id FROM databases ORDER BY id") {
+	for _, r := range q(`SELECT id, server_id FROM "databases" ORDER BY id`) {
 		w.dbs[r[0]] = r[1]
 	}
 	return w
@@ -204,27 +218,27 @@ func (w *portfolioWork) next(rng *rand.Rand) []string {
 			id := fmt.Sprintf("DB%d", w.id())
 			s := pick(rng, servers)
 			w.dbs[id] = s
-			out = append(out, fmt.Sprintf("INSERT INTO databases (id, server_id) VALUES (%s, %s)", lit(id), lit(s)))
+			out = append(out, fmt.Sprintf(`INSERT INTO "databases" (id, server_id) VALUES (%s, %s)`, lit(id), lit(s)))
 		case op == 5: // a child moves to another parent
 			d, s := pick(rng, dbs), pick(rng, servers)
 			w.dbs[d] = s
-			out = append(out, fmt.Sprintf("UPDATE databases SET server_id = %s WHERE id = %s", lit(s), lit(d)))
+			out = append(out, fmt.Sprintf(`UPDATE "databases" SET server_id = %s WHERE id = %s`, lit(s), lit(d)))
 		case op == 6: // primary-key change
 			d := pick(rng, dbs)
 			id := fmt.Sprintf("DB%d", w.id())
 			w.dbs[id] = w.dbs[d]
 			delete(w.dbs, d)
-			out = append(out, fmt.Sprintf("UPDATE databases SET id = %s WHERE id = %s", lit(id), lit(d)))
+			out = append(out, fmt.Sprintf(`UPDATE "databases" SET id = %s WHERE id = %s`, lit(id), lit(d)))
 		case op == 7:
 			d := pick(rng, dbs)
 			delete(w.dbs, d)
-			out = append(out, fmt.Sprintf("DELETE FROM databases WHERE id = %s", lit(d)))
+			out = append(out, fmt.Sprintf(`DELETE FROM "databases" WHERE id = %s`, lit(d)))
 		case op == 8: // a server's key changes: its databases follow it
 			s := pick(rng, servers)
 			id := fmt.Sprintf("Server%d", w.id())
 			w.servers[id] = w.servers[s]
 			out = append(out, fmt.Sprintf("INSERT INTO servers (id, portfolio_id) VALUES (%s, %d)", lit(id), w.servers[s]))
-			out = append(out, fmt.Sprintf("UPDATE databases SET server_id = %s WHERE server_id = %s", lit(id), lit(s)))
+			out = append(out, fmt.Sprintf(`UPDATE "databases" SET server_id = %s WHERE server_id = %s`, lit(id), lit(s)))
 			for d, ds := range w.dbs {
 				if ds == s {
 					w.dbs[d] = id
@@ -234,7 +248,7 @@ func (w *portfolioWork) next(rng *rand.Rand) []string {
 			out = append(out, fmt.Sprintf("DELETE FROM servers WHERE id = %s", lit(s)))
 		case op == 9: // a server deleted with its databases
 			s := pick(rng, servers)
-			out = append(out, fmt.Sprintf("DELETE FROM databases WHERE server_id = %s", lit(s)))
+			out = append(out, fmt.Sprintf(`DELETE FROM "databases" WHERE server_id = %s`, lit(s)))
 			for d, ds := range w.dbs {
 				if ds == s {
 					delete(w.dbs, d)
