@@ -103,7 +103,11 @@ func compileChanges(cfg *Config, schema *Schema, errs *Errors) map[source.TableR
 				continue
 			}
 			if col.Kind != value.Timestamp && col.Kind != value.Date {
-				errs.add(path+".column", "column %q of table %s is %s, not a timestamp; incremental runs compare it with a time watermark", spec.Column, ref, col.DBType)
+				typ := col.DBType
+				if typ == "" {
+					typ = col.Kind.String()
+				}
+				errs.add(path+".column", "column %q of table %s is %s, not a timestamp; incremental runs compare it with a time watermark", spec.Column, ref, typ)
 				continue
 			}
 			if spec.Deleted != "" && t.Column(spec.Deleted) == nil {
