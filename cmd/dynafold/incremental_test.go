@@ -42,15 +42,54 @@ func runIncremental(t *testing.T, tg *target, dir string, args ...string) increm
 	return rep
 }
 
+// incrementalChanges changes a sample of rows of the example, per engine.
+// PostgreSQL sets updated_at in each statement; MySQL's ON UPDATE
+// CURRENT_TIMESTAMP(6) does it, except for the row stamped by hand.
+var incrementalChanges = map[string]string{
+	"postgres": `
+		-- a parent rename that fans out to its databases' items
+		UPDATE servers SET hostname = 'jeff-site-2', updated_at = now() WHERE id = 's1a';
+		-- a child moved to another parent (and collection)
+		UPDATE databases SET server_id = 's2a', updated_at = now() WHERE id = 'd3';
+		-- a primary-key change
+		UPDATE databases SET id = 'd6x', updated_at = now() WHERE id = 'd6';
+		-- a hard delete
+		DELETE FROM databases WHERE id = 'd7';
+		-- a soft delete
+		UPDATE databases SET deleted_at = now(), updated_at = now() WHERE id = 'd5';
+		-- an insert
+		INSERT INTO databases (id, server_id, engine) VALUES ('d8', 's2a', 'sqlite');
+		-- a new nested child
+		INSERT INTO contacts (portfolio_id, email) VALUES (1, 'c@jeff.example');
+		-- committed late, inside the overlap window: stamped two minutes
+		-- before the recorded watermark
+		UPDATE databases SET engine = 'late', updated_at = '2025-01-01 00:58:00+00' WHERE id = 'd4';
+	`,
+	"mysql": `
+		UPDATE servers SET hostname = 'jeff-site-2' WHERE id = 's1a';
+		UPDATE ` + "`databases`" + ` SET server_id = 's2a' WHERE id = 'd3';
+		UPDATE ` + "`databases`" + ` SET id = 'd6x' WHERE id = 'd6';
+		DELETE FROM ` + "`databases`" + ` WHERE id = 'd7';
+		UPDATE ` + "`databases`" + ` SET deleted_at = NOW(6) WHERE id = 'd5';
+		INSERT INTO ` + "`databases`" + ` (id, server_id, engine) VALUES ('d8', 's2a', 'sqlite');
+		INSERT INTO contacts (portfolio_id, email) VALUES (1, 'c@jeff.example');
+		UPDATE ` + "`databases`" + ` SET engine = 'late', updated_at = '2025-01-01 00:58:00' WHERE id = 'd4';
+	`,
+}
+
+// The watermark of databases after the first run, as each engine prints
+// it, and the bound of the second run (minus the 5-minute overlap).
+var (
+	wantWatermark = map[string]string{"postgres": "2025-01-01 01:00:00+00", "mysql": "2025-01-01 01:00:00.000000"}
+	wantSince     = map[string]string{"postgres": "2025-01-01 00:55:00+00:00", "mysql": "2025-01-01 00:55:00"}
+)
+
 // TestMigrateIncremental loads the change-tracked portfolio example, runs
 // a first (full) incremental migrate, changes a sample of rows, and checks
 // that the incremental run writes and deletes exactly the affected items
 // and converges to what a fresh full migrate writes.
 func TestMigrateIncremental(t *testing.T) {
 	for _, d := range testenv.Drivers() {
-		if d.Name != "postgres" {
-			continue // the MySQL variant of the example is not written yet
-		}
 		t.Run(d.Name, func(t *testing.T) {
 			const config = "testdata/incremental/mapping.yaml"
 			tg := newTarget(t, d, config, "testdata/incremental/"+d.Name+".sql")
@@ -63,28 +102,10 @@ func TestMigrateIncremental(t *testing.T) {
 			require.True(t, rep.Result.Full)
 			require.EqualValues(t, 14, rep.Result.ItemsWritten)
 			require.EqualValues(t, 0, rep.Result.ItemsDeleted)
-			require.Equal(t, "2025-01-01 01:00:00+00", rep.Result.Watermarks["databases"])
+			require.Equal(t, wantWatermark[d.Name], rep.Result.Watermarks["databases"])
 			require.FileExists(t, filepath.Join(dir, ".dynafold", tg.table+".incremental.json"))
 
-			testenv.ExecSQL(t, d.Name, tg.dsn, `
-				-- a parent rename that fans out to its databases' items
-				UPDATE servers SET hostname = 'jeff-site-2', updated_at = now() WHERE id = 's1a';
-				-- a child moved to another parent (and collection)
-				UPDATE databases SET server_id = 's2a', updated_at = now() WHERE id = 'd3';
-				-- a primary-key change
-				UPDATE databases SET id = 'd6x', updated_at = now() WHERE id = 'd6';
-				-- a hard delete
-				DELETE FROM databases WHERE id = 'd7';
-				-- a soft delete
-				UPDATE databases SET deleted_at = now(), updated_at = now() WHERE id = 'd5';
-				-- an insert
-				INSERT INTO databases (id, server_id, engine) VALUES ('d8', 's2a', 'sqlite');
-				-- a new nested child
-				INSERT INTO contacts (portfolio_id, email) VALUES (1, 'c@jeff.example');
-				-- committed late, inside the overlap window: stamped two
-				-- minutes before the recorded watermark
-				UPDATE databases SET engine = 'late', updated_at = '2025-01-01 00:58:00+00' WHERE id = 'd4';
-			`)
+			testenv.ExecSQL(t, d.Name, tg.dsn, incrementalChanges[d.Name])
 
 			rep = runIncremental(t, tg, dir)
 			require.False(t, rep.Result.Full)
@@ -99,7 +120,7 @@ func TestMigrateIncremental(t *testing.T) {
 			require.EqualValues(t, 1, rep.Result.SoftDeleted)
 			require.EqualValues(t, 3, rep.Result.Swept)
 			require.EqualValues(t, 4, rep.Result.ItemsDeleted)
-			require.Equal(t, "2025-01-01 00:55:00+00:00", rep.Result.Since["databases"])
+			require.Equal(t, wantSince[d.Name], rep.Result.Since["databases"])
 
 			requireSameAsFreshMigrate(t, tg, config)
 		})
