@@ -97,6 +97,12 @@ func TestMigrateIncremental(t *testing.T) {
 			require.Equal(t, 0, r.Code, r.Output())
 			dir := t.TempDir()
 
+			r = tg.run(t, "", "plan", "--no-target")
+			require.Equal(t, 0, r.Code, r.Output())
+			require.Contains(t, r.Stdout, "INCREMENTAL RUNS")
+			require.Contains(t, r.Stdout, "database: incremental (own databases: updated_at, soft delete deleted_at; join servers: updated_at)")
+			require.Contains(t, r.Stdout, "portfolio: incremental (own portfolios: updated_at; nest contacts: updated_at)")
+
 			// No state: a full run that records the watermarks.
 			rep := runIncremental(t, tg, dir)
 			require.True(t, rep.Result.Full)
