@@ -40,6 +40,8 @@ type incrementalRun struct {
 	store       checkpoint.Store
 	storePath   string
 	fingerprint string
+	// softDeleted counts the items of soft-deleted rows deleted.
+	softDeleted int64
 }
 
 // incrementalResult is the report of an incremental run.
@@ -158,34 +160,44 @@ func sortedChanges(plan *mapping.Plan) []*mapping.ChangeColumns {
 	return out
 }
 
-// finishIncremental runs the delete passes after the main pass succeeded
-// (the items of soft-deleted rows, then the key sweep unless --no-deletes)
-// and only then moves the watermarks.
+// deleteSoftDeleted deletes the items of the rows soft-deleted since the
+// bound (all soft-deleted rows on a full run). It runs before the main pass,
+// so that a live row whose item has the same key as a soft-deleted one's
+// gets its item back from the main pass when it changed too.
+func (a *app) deleteSoftDeleted(ctx context.Context, r *incrementalRun, plan *mapping.Plan, snap source.Snapshot, client *dynamodb.Client, meta checkpoint.Meta) error {
+	since := r.since
+	if r.pending.Full {
+		since = nil
+	}
+	sd := plan.SoftDeleted(since)
+	if sd == nil {
+		return nil
+	}
+	del := incremental.NewDeleteSink(sink.NewDeleter(client, plan.Table.Name), plan.Table)
+	meta.Fingerprint = r.fingerprint + "-deletes"
+	_, err := pipeline.Run(ctx, pipeline.Job{
+		Plan: sd, Snapshot: snap, Sink: del,
+		Store: checkpoint.NewFileStore(incremental.CheckpointFor(r.statePath, "deletes")), Meta: meta,
+	}, pipeline.Options{
+		Readers: a.v.GetInt("concurrency"), Writers: a.v.GetInt("writers"), PageSize: a.v.GetInt("page-size"),
+		Grace: a.v.GetDuration("grace"), Stop: a.stop, Logger: a.log,
+	})
+	r.softDeleted = del.Deleted()
+	if err != nil {
+		return fmt.Errorf("deleting the items of soft-deleted rows (%d deleted): %w", r.softDeleted, err)
+	}
+	return nil
+}
+
+// finishIncremental runs the key sweep after the main pass succeeded
+// (unless --no-deletes) and only then moves the watermarks.
 func (a *app) finishIncremental(ctx context.Context, r *incrementalRun, plan *mapping.Plan, snap source.Snapshot, client *dynamodb.Client, sum *pipeline.Summary, meta checkpoint.Meta) (*incrementalResult, error) {
 	res := &incrementalResult{Full: r.pending.Full, ReadInFull: r.full, Since: r.pending.Since, Watermarks: r.pending.Watermarks, State: r.statePath}
 	if sum != nil {
 		res.RowsRederived = sum.Total.RowsRead
 		res.ItemsWritten = sum.Total.ItemsWritten
 	}
-	since := r.since
-	if r.pending.Full {
-		since = nil
-	}
-	if sd := plan.SoftDeleted(since); sd != nil {
-		del := incremental.NewDeleteSink(sink.NewDeleter(client, plan.Table.Name), plan.Table)
-		meta.Fingerprint = r.fingerprint + "-deletes"
-		_, err := pipeline.Run(ctx, pipeline.Job{
-			Plan: sd, Snapshot: snap, Sink: del,
-			Store: checkpoint.NewFileStore(incremental.CheckpointFor(r.statePath, "deletes")), Meta: meta,
-		}, pipeline.Options{
-			Readers: a.v.GetInt("concurrency"), Writers: a.v.GetInt("writers"), PageSize: a.v.GetInt("page-size"),
-			Grace: a.v.GetDuration("grace"), Stop: a.stop, Logger: a.log,
-		})
-		res.SoftDeleted = del.Deleted()
-		if err != nil {
-			return res, fmt.Errorf("deleting the items of soft-deleted rows: %w", err)
-		}
-	}
+	res.SoftDeleted = r.softDeleted
 	if a.v.GetBool("no-deletes") {
 		res.SweepSkipped = true
 	} else {

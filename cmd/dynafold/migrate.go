@@ -131,6 +131,11 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	progress := a.progress()
 	maxRejects := a.v.GetInt64("max-rejects")
 	meta := checkpoint.Meta{Fingerprint: jobFingerprint, Table: plan.Table.Name, Source: dsn.Identity(), RunID: rep.RunID}
+	if inc != nil {
+		if err := a.deleteSoftDeleted(ctx, inc, plan, snap, client, meta); err != nil {
+			return err
+		}
+	}
 	sum, runErr := pipeline.Run(ctx, pipeline.Job{
 		Plan: jobPlan, Snapshot: snap, Sink: writer, Store: store, Force: a.v.GetBool("force"), Meta: meta,
 	}, pipeline.Options{
