@@ -66,8 +66,9 @@ type incrementalResult struct {
 // beginIncremental loads the state next to the checkpoint, reads the new
 // watermarks (before the snapshot, so that a row committed after them is
 // seen again next time) and narrows the plan. A rerun after a failure
-// reuses the pending bounds, so that its checkpoint resumes.
-func (a *app) beginIncremental(ctx context.Context, src source.Source, plan *mapping.Plan, ckptPath, fingerprint string) (*incrementalRun, error) {
+// reuses the pending bounds, so that its checkpoint resumes. A preview
+// (dry) saves nothing.
+func (a *app) beginIncremental(ctx context.Context, src source.Source, plan *mapping.Plan, ckptPath, fingerprint string, dry bool) (*incrementalRun, error) {
 	if len(plan.Changes) == 0 {
 		return nil, usageError(errors.New("--incremental needs a changes: block in the mapping naming each table's change column, e.g. changes: {servers: {column: updated_at}}"))
 	}
@@ -122,11 +123,13 @@ func (a *app) beginIncremental(ctx context.Context, src source.Source, plan *map
 				p.Since[t] = s
 			}
 		}
-		st.Pending = p
-		if err := incremental.Save(r.statePath, st); err != nil {
-			return nil, err
-		}
 		r.pending = p
+		if !dry {
+			st.Pending = p
+			if err := incremental.Save(r.statePath, st); err != nil {
+				return nil, err
+			}
+		}
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "%s|incremental|full=%t", fingerprint, r.pending.Full)

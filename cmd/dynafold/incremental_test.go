@@ -113,6 +113,27 @@ func TestMigrateIncremental(t *testing.T) {
 
 			testenv.ExecSQL(t, d.Name, tg.dsn, incrementalChanges[d.Name])
 
+			// The previews write nothing and agree with the run: 3 items to
+			// create (d3 in its new collection, d6x, d8), 5 to update
+			// (portfolio 1, s1a, d1, d2, d4), 4 stale (d3's old item, d5, d6,
+			// d7); the rest of the re-derived items are unchanged.
+			state, err := os.ReadFile(filepath.Join(dir, ".dynafold", tg.table+".incremental.json"))
+			require.NoError(t, err)
+			for _, args := range [][]string{{"diff", "--incremental"}, {"migrate", "--incremental", "--dry-run"}} {
+				r = tg.run(t, dir, append(args, "--output", "json")...)
+				require.Equal(t, 3, r.Code, r.Output())
+				var p struct {
+					Write  int64 `json:"items_to_write"`
+					Delete int64 `json:"items_to_delete"`
+				}
+				require.NoError(t, json.Unmarshal([]byte(r.Stdout), &p), r.Stdout)
+				require.Equal(t, int64(8), p.Write, r.Stdout)
+				require.Equal(t, int64(4), p.Delete, r.Stdout)
+			}
+			after, err := os.ReadFile(filepath.Join(dir, ".dynafold", tg.table+".incremental.json"))
+			require.NoError(t, err)
+			require.Equal(t, string(state), string(after), "a preview leaves the incremental state alone")
+
 			rep = runIncremental(t, tg, dir)
 			require.False(t, rep.Result.Full)
 			require.Empty(t, rep.Result.ReadInFull)

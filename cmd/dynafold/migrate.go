@@ -51,7 +51,7 @@ it stopped when run again with the same mapping (--restart starts over).`,
 func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	if a.v.GetBool("dry-run") {
 		if a.v.GetBool("incremental") {
-			return usageError(errors.New("--incremental --dry-run is not supported yet; use diff to preview a full run"))
+			return a.runIncrementalPreview(cmd, "migrate --incremental --dry-run")
 		}
 		return a.runDryRun(cmd)
 	}
@@ -116,7 +116,7 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	var inc *incrementalRun
 	jobPlan, jobFingerprint := plan, fingerprint
 	if a.v.GetBool("incremental") {
-		if inc, err = a.beginIncremental(ctx, src, plan, ckptPath, fingerprint); err != nil {
+		if inc, err = a.beginIncremental(ctx, src, plan, ckptPath, fingerprint, false); err != nil {
 			return err
 		}
 		jobPlan, jobFingerprint, store = inc.plan, inc.fingerprint, inc.store
