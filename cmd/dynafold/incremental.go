@@ -86,9 +86,16 @@ func (a *app) beginIncremental(ctx context.Context, src source.Source, plan *map
 		return nil, err
 	}
 	switch {
-	case st != nil && a.v.GetBool("restart"):
-		a.log.Info("--restart: discarding incremental state; this run reads everything", "state", r.statePath)
+	case a.v.GetBool("restart") && !dry:
+		if st != nil {
+			a.log.Info("--restart: discarding incremental state; this run reads everything", "state", r.statePath)
+		}
 		st = nil
+		for _, pass := range []string{"changes", "deletes"} {
+			if err := checkpoint.NewFileStore(incremental.CheckpointFor(r.statePath, pass)).Discard(ctx); err != nil {
+				return nil, fmt.Errorf("discarding the incremental checkpoint: %w", err)
+			}
+		}
 	case st != nil && st.Fingerprint != fingerprint:
 		a.log.Warn("the mapping changed since the last incremental run; this run reads everything", "state", r.statePath)
 		st = nil

@@ -58,6 +58,9 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	if !a.v.GetBool("incremental") && (a.v.GetBool("no-deletes") || cmd.Flags().Changed("overlap")) {
 		return usageError(errors.New("--no-deletes and --overlap apply only with --incremental"))
 	}
+	if d := a.v.GetDuration("overlap"); d < 0 {
+		return usageError(fmt.Errorf("--overlap must not be negative, not %s", d))
+	}
 	ctx := cmd.Context()
 	rep := a.newReport("migrate")
 	defer func() { err = a.finishReport(rep, err) }()
