@@ -181,6 +181,7 @@ func TestMigrateIncrementalFlags(t *testing.T) {
 		{"migrate", "--overlap", "1m"},
 		{"migrate", "--no-deletes"},
 		{"migrate", "--incremental", "--overlap", "-1m"},
+		{"migrate", "--incremental", "--prune"},
 	} {
 		r := clitest.Run(t, "", nil, append(args, "--config", clitest.RepoPath("testdata/incremental/mapping.yaml"), "--source-dsn", "postgres://nobody@127.0.0.1:1/none")...)
 		require.Equal(t, 2, r.Code, "%v: %s", args, r.Output())

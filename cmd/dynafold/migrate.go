@@ -58,6 +58,9 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	if !a.v.GetBool("incremental") && (a.v.GetBool("no-deletes") || cmd.Flags().Changed("overlap")) {
 		return usageError(errors.New("--no-deletes and --overlap apply only with --incremental"))
 	}
+	if a.v.GetBool("incremental") && a.v.GetBool("prune") {
+		return usageError(errors.New("--prune does not combine with --incremental, whose key sweep deletes stale items already (--no-deletes skips it)"))
+	}
 	if d := a.v.GetDuration("overlap"); d < 0 {
 		return usageError(fmt.Errorf("--overlap must not be negative, not %s", d))
 	}
@@ -153,6 +156,7 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	rep.Summary = sum
 	rep.Checkpoint = ckptPath
 	if inc != nil {
+		rep.Checkpoint = inc.storePath
 		return a.endIncremental(ctx, rep, inc, plan, snap, client, sum, meta, runErr)
 	}
 	var pruned *verify.Report
