@@ -51,6 +51,7 @@ func Compile(cfg *Config, schema *Schema, opts Options) (*Plan, error) {
 	for k, v := range opts.Vars {
 		p.Vars[k] = v
 	}
+	p.Changes = compileChanges(cfg, schema, &errs)
 	for _, e := range cfg.Entities {
 		if e.Value == nil {
 			// "name:" with nothing under it would otherwise vanish from the plan.
@@ -228,6 +229,10 @@ func (c *entityCompiler) compile(defaults *EntityDefaults) *EntityPlan {
 	ep.KeyColumns = q.Key
 	c.compileJoins(q)
 	c.compileWhere(q)
+	ep.userWhere = q.Where
+	if ch := c.plan.Changes[q.Base]; ch != nil && q.SQL == "" && ch.Deleted != "" {
+		q.Where = andWhere(q.Where, notDeleted("", ch.Deleted)...)
+	}
 
 	if e.Items == nil {
 		it := c.compileItem(c.path, "", &ItemSpec{Type: e.Type, Key: e.Key, Index: e.Index, Attributes: e.Attributes}, nil)
@@ -262,6 +267,7 @@ func (c *entityCompiler) compile(defaults *EntityDefaults) *EntityPlan {
 		ep.columns[i] = cr.String()
 	}
 	c.compileNests(ep, q)
+	c.recordDeps(ep)
 	return ep
 }
 

@@ -12,6 +12,19 @@ type Config struct {
 	Entities OrderedMap[*Entity] `yaml:"entities"`
 	Patterns []*AccessPattern    `yaml:"access_patterns"`
 	Defaults *EntityDefaults     `yaml:"defaults"`
+	// Changes declares, per source table, the column that says when a row
+	// last changed (and optionally a soft-delete column), for incremental
+	// runs: table name → columns.
+	Changes OrderedMap[*ChangeSpec] `yaml:"changes"`
+}
+
+// ChangeSpec is how incremental runs see a table's changes.
+type ChangeSpec struct {
+	// Column is a timestamp column set on every insert and update.
+	Column string `yaml:"column"`
+	// Deleted is an optional soft-delete column: a row where it is not
+	// NULL is deleted, and makes no item.
+	Deleted string `yaml:"deleted"`
 }
 
 // SourceConfig says where rows come from.

@@ -176,6 +176,9 @@ func (c *entityCompiler) nestQuery(path string, np *NestPlan, spec *NestSpec, pa
 		return nil
 	}
 	q.Joins = append(q.Joins, join)
+	if ch := c.plan.Changes[child.Ref]; ch != nil && ch.Deleted != "" {
+		q.Where = andWhere(q.Where, notDeleted(childAlias, ch.Deleted)...)
+	}
 	orderBy := spec.OrderBy
 	if len(orderBy) == 0 && spec.Key != "" {
 		orderBy = []string{spec.Key}

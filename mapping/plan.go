@@ -18,6 +18,8 @@ type Plan struct {
 	Vars map[string]string
 	// Warnings are problems that do not stop a run.
 	Warnings []*Error
+	// Changes holds the change-tracking columns of `changes:`, by table.
+	Changes map[source.TableRef]*ChangeColumns
 }
 
 // Entity returns the named entity plan, or nil.
@@ -59,6 +61,10 @@ type EntityPlan struct {
 	typeAttr string
 	ttlAttr  string
 	nests    []*NestPlan
+	// deps are the tables the items are built from; userWhere is the
+	// mapping's where: alone, without the soft-delete filter.
+	deps      []Dependency
+	userWhere []source.WherePart
 }
 
 // ItemPlan builds one item from a row.

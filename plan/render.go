@@ -121,6 +121,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	if s := r.Sync; s != nil {
 		ew.printf("\nSYNC READINESS\n  %s\n", s.text())
 	}
+	if inc := r.Incremental; inc != nil {
+		ew.printf("\nINCREMENTAL RUNS\n  %s\n", strings.Join(inc.lines(), "\n  "))
+	}
 	if len(r.Methods) > 0 {
 		ew.printf("\nMETHODS\n")
 		for _, m := range r.Methods {
@@ -222,6 +225,13 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		ew.printf("### Sync readiness\n\n")
 		for _, l := range s.lines() {
 			ew.printf("- %s\n", strings.TrimSpace(l))
+		}
+		ew.printf("\n")
+	}
+	if inc := r.Incremental; inc != nil {
+		ew.printf("### Incremental runs\n\n")
+		for _, l := range inc.lines() {
+			ew.printf("- %s\n", l)
 		}
 		ew.printf("\n")
 	}

@@ -25,9 +25,12 @@ type Report struct {
 	Estimates *Estimates     `json:"estimates,omitempty"`
 	Target    *TargetInfo    `json:"target,omitempty"`
 	// Sync is the "sync readiness" of the source for `dynafold sync`.
-	Sync    *SyncReadiness `json:"sync_readiness,omitempty"`
-	Limits  Limits         `json:"limits"`
-	Methods []string       `json:"methods,omitempty"`
+	Sync *SyncReadiness `json:"sync_readiness,omitempty"`
+	// Incremental says which entities migrate --incremental can narrow
+	// (only when the mapping declares changes:).
+	Incremental *IncrementalReadiness `json:"incremental,omitempty"`
+	Limits      Limits                `json:"limits"`
+	Methods     []string              `json:"methods,omitempty"`
 }
 
 // Status sums up a report for the exit code.

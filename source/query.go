@@ -78,11 +78,16 @@ func (c ColumnRef) String() string {
 	return c.Alias + "." + c.Name
 }
 
-// WherePart is a piece of a filter: literal SQL written by the operator, or
-// a bound argument (a `${var.NAME}` in the mapping).
+// WherePart is a piece of a filter: literal SQL written by the operator, a
+// bound argument (a `${var.NAME}` in the mapping), or an identifier that
+// the driver quotes: a column (Col, alias "" for the base relation) or a
+// table (Table), for filters dynafold generates itself (incremental runs,
+// soft deletes).
 type WherePart struct {
-	SQL string
-	Arg *string
+	SQL   string
+	Arg   *string
+	Col   *ColumnRef
+	Table *TableRef
 }
 
 // Dialect is how a driver quotes and binds.
@@ -172,9 +177,14 @@ func (b *builder) filters(q *Query, r Range, after []value.Value, conv func(valu
 		conds = append(conds, func() {
 			b.sb.WriteString("(")
 			for _, p := range q.Where {
-				if p.Arg != nil {
+				switch {
+				case p.Arg != nil:
 					b.bind(*p.Arg)
-				} else {
+				case p.Col != nil:
+					b.col(p.Col.Alias, p.Col.Name)
+				case p.Table != nil:
+					b.sb.WriteString(QuoteRef(b.d, *p.Table))
+				default:
 					b.sb.WriteString(p.SQL)
 				}
 			}

@@ -61,8 +61,16 @@ type Options struct {
 	SpillBytes int
 	// TempDir holds the spilled runs (default os.TempDir()).
 	TempDir string
-	// Delete removes stale items; required in ModePrune, unused otherwise.
+	// Delete removes stale items; required in ModePrune unless DryRun,
+	// unused otherwise.
 	Delete Deleter
+	// DryRun, in ModePrune, finds the stale items without deleting them
+	// (a preview of migrate --incremental's key sweep).
+	DryRun bool
+	// NoSweep skips the sweep for stale items: for a comparison over a
+	// subset of the rows (an incremental preview), where items no row read
+	// produces are not stale.
+	NoSweep bool
 	// Source names the source in the report (a DSN's redacted identity).
 	Source string
 	Logger *slog.Logger
@@ -132,7 +140,7 @@ func (o Options) Validate() error {
 	if o.Sample < 0 || o.Sample > 1 {
 		return fmt.Errorf("--sample must be a fraction in (0, 1], not %g", o.Sample)
 	}
-	if o.Mode == ModePrune && o.Delete == nil {
+	if o.Mode == ModePrune && o.Delete == nil && !o.DryRun {
 		return fmt.Errorf("prune needs a deleter")
 	}
 	if o.Readers < 0 || o.Lookups < 0 || o.PageSize < 0 {

@@ -78,7 +78,10 @@ func Run(ctx context.Context, in Input, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("not pruning: %d source rows cannot become items, so their items in the table would look stale", n)
 	}
 	opts.Logger.Debug("checked items; sweeping touched collections", "mode", opts.Mode, "spilled_keys", c.expected.spilled)
-	err := c.sweep(ctx)
+	var err error
+	if !opts.NoSweep {
+		err = c.sweep(ctx)
+	}
 	rep := c.report(time.Since(start))
 	if err != nil {
 		if opts.Mode == ModePrune {
@@ -112,7 +115,7 @@ func (c *comparer) report(took time.Duration) *Report {
 	}
 	c.tally.fill(r)
 	r.InSync = r.Totals.Differences() == 0
-	if c.opts.Mode == ModePrune {
+	if c.opts.Mode == ModePrune && !c.opts.DryRun {
 		// Prune deletes what it finds: the table is in sync when it ends.
 		r.InSync = r.Totals.Stale == r.Deleted
 	}

@@ -261,7 +261,7 @@ func (c *comparer) sweepCollection(ctx context.Context, col *collection) error {
 				continue // someone else's item
 			}
 			c.stale(ent, item)
-			if c.opts.Mode == ModePrune {
+			if c.opts.Mode == ModePrune && !c.opts.DryRun {
 				deletes = append(deletes, c.keys.key(item))
 				if len(deletes) == maxBatchDeletes {
 					if err := c.delete(ctx, deletes); err != nil {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"github.com/spf13/cobra"
 
 	"github.com/dynafold/dynafold/verify"
@@ -25,9 +27,17 @@ Exit codes: 0 nothing would change · 3 something would · 1 failure · 2 invali
 usage or mapping.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if a.v.GetBool("incremental") {
+				return a.runIncrementalPreview(cmd, "diff --incremental")
+			}
 			return a.runCompare(cmd, verify.ModeDiff, "diff")
 		},
 	}
+	f := cmd.Flags()
+	f.Bool("incremental", false, "preview migrate --incremental: compare only the items of rows changed since the last incremental run, and count the stale items its key sweep would delete")
+	f.Duration("overlap", 5*time.Minute, "with --incremental: as for migrate --incremental")
+	f.String("checkpoint", "", "with --incremental: the checkpoint file whose incremental state to read (default .dynafold/<table>.checkpoint.json)")
+	f.Bool("no-deletes", false, "with --incremental: leave out the key sweep")
 	addReadFlags(cmd.Flags())
 	addCompareFlags(cmd.Flags())
 	return cmd

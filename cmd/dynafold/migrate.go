@@ -41,13 +41,28 @@ it stopped when run again with the same mapping (--restart starts over).`,
 	f.Bool("exact-counts", false, "count rows exactly before reading, for an exact ETA")
 	f.Bool("dry-run", false, "write nothing (no items, no checkpoint): report what the run would change, as diff does; exit 3 when it would change something")
 	f.Bool("prune", false, "after a successful run, delete stale items (produced by no row) from the item collections the rows touch, and report how many")
+	f.Bool("incremental", false, "re-derive only the items whose rows (own, joined or nested) changed since the last incremental run, per the mapping's changes:; the first run reads everything")
+	f.Duration("overlap", 5*time.Minute, "with --incremental: how far before the last watermark rows still count as changed (clock skew, late commits)")
+	f.Bool("no-deletes", false, "with --incremental: skip the key sweep that deletes the items of rows deleted at the source (soft deletes are still applied)")
 	addCompareFlags(f)
 	return cmd
 }
 
 func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	if a.v.GetBool("dry-run") {
+		if a.v.GetBool("incremental") {
+			return a.runIncrementalPreview(cmd, "migrate --incremental --dry-run")
+		}
 		return a.runDryRun(cmd)
+	}
+	if !a.v.GetBool("incremental") && (a.v.GetBool("no-deletes") || cmd.Flags().Changed("overlap")) {
+		return usageError(errors.New("--no-deletes and --overlap apply only with --incremental"))
+	}
+	if a.v.GetBool("incremental") && a.v.GetBool("prune") {
+		return usageError(errors.New("--prune does not combine with --incremental, whose key sweep deletes stale items already (--no-deletes skips it)"))
+	}
+	if d := a.v.GetDuration("overlap"); d < 0 {
+		return usageError(fmt.Errorf("--overlap must not be negative, not %s", d))
 	}
 	ctx := cmd.Context()
 	rep := a.newReport("migrate")
@@ -91,7 +106,7 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	if ckptPath == "" {
 		ckptPath = filepath.Join(".dynafold", plan.Table.Name+".checkpoint.json")
 	}
-	store := checkpoint.NewFileStore(ckptPath)
+	var store checkpoint.Store = checkpoint.NewFileStore(ckptPath)
 	if a.v.GetBool("restart") {
 		if err := store.Discard(ctx); err != nil {
 			return fmt.Errorf("discarding checkpoint: %w", err)
@@ -102,6 +117,17 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 		rejectPath = filepath.Join(".dynafold", plan.Table.Name+".rejects.jsonl")
 	}
 
+	// An incremental run reads its watermarks before the snapshot and runs
+	// the narrowed plan under its own checkpoint.
+	var inc *incrementalRun
+	jobPlan, jobFingerprint := plan, fingerprint
+	if a.v.GetBool("incremental") {
+		if inc, err = a.beginIncremental(ctx, src, plan, ckptPath, fingerprint, false); err != nil {
+			return err
+		}
+		jobPlan, jobFingerprint, store = inc.plan, inc.fingerprint, inc.store
+	}
+
 	snap, err := src.Snapshot(ctx, source.SnapshotOptions{Readers: readers})
 	if err != nil {
 		return err
@@ -110,9 +136,14 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 
 	progress := a.progress()
 	maxRejects := a.v.GetInt64("max-rejects")
+	meta := checkpoint.Meta{Fingerprint: jobFingerprint, Table: plan.Table.Name, Source: dsn.Identity(), RunID: rep.RunID}
+	if inc != nil {
+		if err := a.deleteSoftDeleted(ctx, inc, plan, snap, client, meta); err != nil {
+			return err
+		}
+	}
 	sum, runErr := pipeline.Run(ctx, pipeline.Job{
-		Plan: plan, Snapshot: snap, Sink: writer, Store: store, Force: a.v.GetBool("force"),
-		Meta: checkpoint.Meta{Fingerprint: fingerprint, Table: plan.Table.Name, Source: dsn.Identity(), RunID: rep.RunID},
+		Plan: jobPlan, Snapshot: snap, Sink: writer, Store: store, Force: a.v.GetBool("force"), Meta: meta,
 	}, pipeline.Options{
 		Readers: readers, Writers: writers, PageSize: a.v.GetInt("page-size"),
 		MaxRejects: maxRejects, MaxRejectsSet: maxRejects >= 0, RejectFile: rejectPath,
@@ -124,6 +155,10 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	}
 	rep.Summary = sum
 	rep.Checkpoint = ckptPath
+	if inc != nil {
+		rep.Checkpoint = inc.storePath
+		return a.endIncremental(ctx, rep, inc, plan, snap, client, sum, meta, runErr)
+	}
 	var pruned *verify.Report
 	if runErr == nil && a.v.GetBool("prune") {
 		pruned, runErr = a.prune(ctx, plan, snap, client, sum, dsn.Identity())

@@ -158,6 +158,7 @@ func (a *app) runPlan(cmd *cobra.Command, _ []string) (err error) {
 	if err != nil {
 		return err
 	}
+	report.Incremental = plan.Incremental(p)
 	return a.planResult(rep, report)
 }
 

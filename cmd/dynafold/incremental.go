@@ -1,0 +1,294 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/dynafold/dynafold/checkpoint"
+	"github.com/dynafold/dynafold/incremental"
+	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/pipeline"
+	"github.com/dynafold/dynafold/sink"
+	"github.com/dynafold/dynafold/source"
+	"github.com/dynafold/dynafold/verify"
+)
+
+// watermarker reads a change column's largest value in the source's own
+// clock; both drivers implement it.
+type watermarker interface {
+	MaxText(ctx context.Context, table source.TableRef, column string) (string, bool, error)
+}
+
+// incrementalRun is one migrate --incremental: its bounds, the narrowed
+// plan the pipeline reads, and the state to commit when it succeeds.
+type incrementalRun struct {
+	statePath string
+	state     *incremental.State
+	pending   *incremental.Pending
+	since     mapping.Since
+	// plan is what the main pass reads; full lists the entities it reads
+	// in full because an incremental run cannot narrow them.
+	plan        *mapping.Plan
+	full        []string
+	store       checkpoint.Store
+	storePath   string
+	fingerprint string
+	// softDeleted counts the items of soft-deleted rows deleted.
+	softDeleted int64
+}
+
+// incrementalResult is the report of an incremental run.
+type incrementalResult struct {
+	// Full is set on a run without earlier state: everything was read.
+	Full          bool     `json:"full"`
+	RowsRederived int64    `json:"rows_rederived"`
+	ItemsWritten  int64    `json:"items_written"`
+	ItemsDeleted  int64    `json:"items_deleted"`
+	SoftDeleted   int64    `json:"items_deleted_soft"`
+	Swept         int64    `json:"items_deleted_sweep"`
+	SweepSkipped  bool     `json:"sweep_skipped,omitempty"`
+	ReadInFull    []string `json:"entities_read_in_full,omitempty"`
+	// Since is the bound of each table (previous watermark minus the
+	// overlap); Watermarks the ones recorded for the next run.
+	Since      map[string]string `json:"since,omitempty"`
+	Watermarks map[string]string `json:"watermarks"`
+	State      string            `json:"state"`
+	Prune      *verify.Report    `json:"sweep,omitempty"`
+}
+
+// beginIncremental loads the state next to the checkpoint, reads the new
+// watermarks (before the snapshot, so that a row committed after them is
+// seen again next time) and narrows the plan. A rerun after a failure
+// reuses the pending bounds, so that its checkpoint resumes. A preview
+// (dry) saves nothing.
+func (a *app) beginIncremental(ctx context.Context, src source.Source, plan *mapping.Plan, ckptPath, fingerprint string, dry bool) (*incrementalRun, error) {
+	if len(plan.Changes) == 0 {
+		return nil, usageError(errors.New("--incremental needs a changes: block in the mapping naming each table's change column, e.g. changes: {servers: {column: updated_at}}"))
+	}
+	overlap := a.v.GetDuration("overlap")
+	if overlap < 0 {
+		return nil, usageError(fmt.Errorf("--overlap must not be negative, not %s", overlap))
+	}
+	wm, ok := src.(watermarker)
+	if !ok {
+		return nil, fmt.Errorf("the %T source cannot read watermarks", src)
+	}
+	r := &incrementalRun{statePath: incremental.PathFor(ckptPath)}
+	st, err := incremental.Load(r.statePath)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case a.v.GetBool("restart") && !dry:
+		if st != nil {
+			a.log.Info("--restart: discarding incremental state; this run reads everything", "state", r.statePath)
+		}
+		st = nil
+		for _, pass := range []string{"changes", "deletes"} {
+			if err := checkpoint.NewFileStore(incremental.CheckpointFor(r.statePath, pass)).Discard(ctx); err != nil {
+				return nil, fmt.Errorf("discarding the incremental checkpoint: %w", err)
+			}
+		}
+	case st != nil && st.Fingerprint != fingerprint:
+		a.log.Warn("the mapping changed since the last incremental run; this run reads everything", "state", r.statePath)
+		st = nil
+	}
+	if st == nil {
+		st = &incremental.State{Fingerprint: fingerprint, Table: plan.Table.Name}
+	}
+	r.state = st
+	if st.Pending != nil {
+		r.pending = st.Pending
+		a.log.Info("resuming an unfinished incremental run", "started", st.Pending.Started)
+	} else {
+		p := &incremental.Pending{Watermarks: map[string]string{}, Started: time.Now().UTC()}
+		for _, ch := range sortedChanges(plan) {
+			w, ok, err := wm.MaxText(ctx, ch.Table, ch.Column)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				p.Watermarks[ch.Table.String()] = w
+			}
+		}
+		if st.Completed.IsZero() {
+			p.Full = true
+		} else {
+			p.Since = map[string]string{}
+			for t, w := range st.Watermarks {
+				s, err := incremental.Subtract(w, overlap)
+				if err != nil {
+					return nil, fmt.Errorf("table %s: %w", t, err)
+				}
+				p.Since[t] = s
+			}
+		}
+		r.pending = p
+		if !dry {
+			st.Pending = p
+			if err := incremental.Save(r.statePath, st); err != nil {
+				return nil, err
+			}
+		}
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s|incremental|full=%t", fingerprint, r.pending.Full)
+	r.since = mapping.Since{}
+	if !r.pending.Full {
+		for _, ch := range sortedChanges(plan) {
+			if s, ok := r.pending.Since[ch.Table.String()]; ok {
+				r.since[ch.Table] = s
+				fmt.Fprintf(h, "|%s>%s", ch.Table, s)
+			}
+		}
+		r.plan, r.full = plan.Changed(r.since)
+	} else {
+		r.plan = plan
+		for _, ep := range plan.Entities {
+			r.full = append(r.full, ep.Name)
+		}
+	}
+	r.fingerprint = hex.EncodeToString(h.Sum(nil))[:16]
+	r.storePath = incremental.CheckpointFor(r.statePath, "changes")
+	r.store = checkpoint.NewFileStore(r.storePath)
+	return r, nil
+}
+
+func sortedChanges(plan *mapping.Plan) []*mapping.ChangeColumns {
+	out := make([]*mapping.ChangeColumns, 0, len(plan.Changes))
+	for _, ch := range plan.Changes {
+		out = append(out, ch)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Table.String() < out[j].Table.String() })
+	return out
+}
+
+// deleteSoftDeleted deletes the items of the rows soft-deleted since the
+// bound (all soft-deleted rows on a full run). It runs before the main pass,
+// so that a live row whose item has the same key as a soft-deleted one's
+// gets its item back from the main pass when it changed too.
+func (a *app) deleteSoftDeleted(ctx context.Context, r *incrementalRun, plan *mapping.Plan, snap source.Snapshot, client *dynamodb.Client, meta checkpoint.Meta) error {
+	since := r.since
+	if r.pending.Full {
+		since = nil
+	}
+	sd := plan.SoftDeleted(since)
+	if sd == nil {
+		return nil
+	}
+	del := incremental.NewDeleteSink(sink.NewDeleter(client, plan.Table.Name), plan.Table)
+	meta.Fingerprint = r.fingerprint + "-deletes"
+	_, err := pipeline.Run(ctx, pipeline.Job{
+		Plan: sd, Snapshot: snap, Sink: del,
+		Store: checkpoint.NewFileStore(incremental.CheckpointFor(r.statePath, "deletes")), Meta: meta,
+	}, pipeline.Options{
+		Readers: a.v.GetInt("concurrency"), Writers: a.v.GetInt("writers"), PageSize: a.v.GetInt("page-size"),
+		Grace: a.v.GetDuration("grace"), Stop: a.stop, Logger: a.log,
+	})
+	r.softDeleted = del.Deleted()
+	if err != nil {
+		return fmt.Errorf("deleting the items of soft-deleted rows (%d deleted): %w", r.softDeleted, err)
+	}
+	return nil
+}
+
+// finishIncremental runs the key sweep after the main pass succeeded
+// (unless --no-deletes) and only then moves the watermarks.
+func (a *app) finishIncremental(ctx context.Context, r *incrementalRun, plan *mapping.Plan, snap source.Snapshot, client *dynamodb.Client, sum *pipeline.Summary, meta checkpoint.Meta) (*incrementalResult, error) {
+	res := &incrementalResult{Full: r.pending.Full, ReadInFull: r.full, Since: r.pending.Since, Watermarks: r.pending.Watermarks, State: r.statePath}
+	if sum != nil {
+		res.RowsRederived = sum.Total.RowsRead
+		res.ItemsWritten = sum.Total.ItemsWritten
+	}
+	res.SoftDeleted = r.softDeleted
+	if a.v.GetBool("no-deletes") {
+		res.SweepSkipped = true
+	} else {
+		pruned, err := a.prune(ctx, plan, snap, client, sum, meta.Source)
+		if pruned != nil {
+			res.Prune = pruned
+			res.Swept = pruned.Deleted
+		}
+		if err != nil {
+			return res, err
+		}
+		if pruned == nil {
+			// prune declined (rejected rows): the watermarks must not move.
+			return res, errors.New("the key sweep did not run because rows were rejected or skipped; the watermarks were not moved")
+		}
+	}
+	res.ItemsDeleted = res.SoftDeleted + res.Swept
+	r.state.Watermarks = r.pending.Watermarks
+	r.state.Completed = time.Now().UTC()
+	r.state.Pending = nil
+	if err := incremental.Save(r.statePath, r.state); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// printIncremental prints the incremental run's counts after the summary.
+func (a *app) printIncremental(sum *pipeline.Summary, res *incrementalResult) {
+	if a.v.GetString("output") == "json" {
+		writeJSON(a.stdout, struct {
+			*pipeline.Summary
+			Incremental *incrementalResult `json:"incremental"`
+		}{sum, res})
+		return
+	}
+	if sum != nil {
+		a.printSummary(sum, incremental.CheckpointFor(res.State, "changes"))
+	}
+	kind := "incremental"
+	if res.Full {
+		kind = "full (no earlier incremental state)"
+	}
+	fmt.Fprintf(a.stdout, "%s run: %d rows re-derived, %d items written, %d items deleted (%d soft-deleted, %d by the key sweep)\n",
+		kind, res.RowsRederived, res.ItemsWritten, res.ItemsDeleted, res.SoftDeleted, res.Swept)
+	if res.SweepSkipped {
+		fmt.Fprintln(a.stdout, "key sweep skipped (--no-deletes): items of rows deleted at the source remain")
+	}
+	for _, e := range res.ReadInFull {
+		if !res.Full {
+			fmt.Fprintf(a.stdout, "entity %s was read in full\n", e)
+		}
+	}
+	tables := make([]string, 0, len(res.Watermarks))
+	for t := range res.Watermarks {
+		tables = append(tables, t)
+	}
+	sort.Strings(tables)
+	for _, t := range tables {
+		fmt.Fprintf(a.stdout, "watermark %s: %s\n", t, res.Watermarks[t])
+	}
+	fmt.Fprintf(a.stdout, "incremental state: %s\n", res.State)
+}
+
+// endIncremental finishes an incremental run after its main pass: the
+// delete passes and the watermarks only when the pass succeeded without
+// rejected rows.
+func (a *app) endIncremental(ctx context.Context, rep *report, r *incrementalRun, plan *mapping.Plan, snap source.Snapshot, client *dynamodb.Client, sum *pipeline.Summary, meta checkpoint.Meta, runErr error) error {
+	if runErr != nil {
+		if sum != nil {
+			a.printSummary(sum, r.storePath)
+		}
+		return runErr
+	}
+	if n := sum.Total.Rejected + sum.Total.Skipped; n > 0 {
+		a.printSummary(sum, r.storePath)
+		return &exitError{code: exitRejected, err: fmt.Errorf("finished with %d rejected and %d skipped rows; the watermarks were not moved, and the next incremental run covers the same changes", sum.Total.Rejected, sum.Total.Skipped)}
+	}
+	res, err := a.finishIncremental(ctx, r, plan, snap, client, sum, meta)
+	if res != nil {
+		rep.Result = res
+		a.printIncremental(sum, res)
+	}
+	return err
+}
