@@ -313,7 +313,6 @@ func TestSyncMySQLRefusesMissingPrivileges(t *testing.T) {
 	require.Contains(t, r.Stderr, fmt.Sprintf("GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '%s'@'%%';", user))
 }
 
-
 // mysqlSyncSameItems requires two scans to hold the same items, and names
 // the first differences rather than printing both tables.
 func mysqlSyncSameItems(t *testing.T, want, got []string) {
@@ -373,7 +372,6 @@ func TestSyncMySQLPurgedBinlogIsRefused(t *testing.T) {
 	require.Equal(t, 0, r.Code, r.Output())
 	require.Contains(t, strings.Join(testenv.ScanItems(t, tg.client, tg.table), "\n"), `"PortfolioName":"lost"`)
 }
-
 
 // The same convergence check on the other reference designs: items:
 // (products), nest: with overflow split (alleycat, without its query:
