@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The benchmark (`make bench`): starts the local services if needed, builds
 # dynafold, the no-op endpoint and the benchmark driver, and runs every
-# scenario. Arguments go to `dynafold-bench run`, e.g.
+# scenario, then the live-sync scenarios (`dynafold-bench sync`). Arguments
+# go to `dynafold-bench run`, e.g.
 #   scripts/bench.sh --sizes 1000000 --dynalite-items 100000
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -13,4 +14,6 @@ mkdir -p bin
 go build -o bin/dynafold ./cmd/dynafold
 go build -o bin/dynafold-noop ./cmd/dynafold-noop
 go build -o bin/dynafold-bench ./cmd/dynafold-bench
-exec bin/dynafold-bench run --bin bin --repo . --pg-dsn "$DYNAFOLD_TEST_PG_DSN" "$@"
+bin/dynafold-bench run --bin bin --repo . --pg-dsn "$DYNAFOLD_TEST_PG_DSN" "$@"
+# Live sync: apply rate and lag, from PostgreSQL and from MariaDB.
+bin/dynafold-bench sync --bin bin --repo . --pg-dsn "$DYNAFOLD_TEST_PG_DSN" --mysql-dsn "$DYNAFOLD_TEST_MYSQL_DSN"

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,13 +15,13 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 )
 
 // syncOptions of the live-sync benchmark.
 type syncOptions struct {
 	bin, repo, pgDSN, out string
+	mysqlDSN              string
 	portfolios            int
 	changes               int
 	fanoutChanges         int
@@ -48,12 +47,13 @@ type syncResults struct {
 	Date      time.Time      `json:"date"`
 	Command   string         `json:"command"`
 	Scenarios []syncScenario `json:"scenarios"`
-	Lag       *lagResult     `json:"lag,omitempty"`
+	Lag       []*lagResult   `json:"lag,omitempty"`
 }
 
 // lagResult is the lag sync reported, once a second, while the source
 // committed single-row transactions at a fixed rate.
 type lagResult struct {
+	Source       string  `json:"source"`
 	TargetRate   int     `json:"target_changes_per_second"`
 	AchievedRate float64 `json:"committed_changes_per_second"`
 	Seconds      int     `json:"seconds"`
@@ -74,7 +74,8 @@ func syncBenchCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.bin, "bin", "bin", "directory with the dynafold and dynafold-noop binaries")
 	f.StringVar(&o.repo, "repo", ".", "repository root")
-	f.StringVar(&o.pgDSN, "pg-dsn", os.Getenv("DYNAFOLD_TEST_PG_DSN"), "PostgreSQL server DSN (wal_level=logical)")
+	f.StringVar(&o.pgDSN, "pg-dsn", os.Getenv("DYNAFOLD_TEST_PG_DSN"), "PostgreSQL server DSN (wal_level=logical); empty to skip")
+	f.StringVar(&o.mysqlDSN, "mysql-dsn", os.Getenv("DYNAFOLD_TEST_MYSQL_DSN"), "MariaDB/MySQL server DSN (row-based binlog); empty to skip")
 	f.IntVar(&o.portfolios, "portfolios", 10_000, "portfolios of the single-row dataset (10 items each)")
 	f.IntVar(&o.changes, "changes", 200_000, "single-row transactions applied in the apply-rate run")
 	f.IntVar(&o.fanoutChanges, "fanout-changes", 2_000, "portfolio renames (each rewriting 61 items) in the fan-out run")
@@ -86,8 +87,15 @@ func syncBenchCommand() *cobra.Command {
 }
 
 func syncBench(ctx context.Context, o syncOptions) error {
-	if o.pgDSN == "" {
-		return fmt.Errorf("no PostgreSQL: pass --pg-dsn or set DYNAFOLD_TEST_PG_DSN")
+	var dbs []syncDB
+	if o.pgDSN != "" {
+		dbs = append(dbs, pgBench{server: o.pgDSN})
+	}
+	if o.mysqlDSN != "" {
+		dbs = append(dbs, myBench{server: o.mysqlDSN})
+	}
+	if len(dbs) == 0 {
+		return fmt.Errorf("no source: pass --pg-dsn or --mysql-dsn (or set DYNAFOLD_TEST_PG_DSN, DYNAFOLD_TEST_MYSQL_DSN)")
 	}
 	work, err := os.MkdirTemp("", "dynafold-syncbench-")
 	if err != nil {
@@ -95,69 +103,15 @@ func syncBench(ctx context.Context, o syncOptions) error {
 	}
 	defer os.RemoveAll(work)
 	res := &syncResults{Date: time.Now().UTC(), Command: "dynafold-bench " + strings.Join(os.Args[1:], " ")}
-	dynafold := filepath.Join(o.bin, "dynafold")
-	config := filepath.Join(o.repo, "testdata", "sync", "portfolios.yaml")
 	noop, err := startServer(ctx, filepath.Join(work, "noop.log"), filepath.Join(o.bin, "dynafold-noop"), "-addr", "{addr}")
 	if err != nil {
 		return err
 	}
 	defer noop.stop()
-
-	// Single-row changes: each transaction moves one database to another
-	// server of its portfolio (its item is rewritten).
-	single, err := syncDataset(ctx, o.pgDSN, "bench_sync_single", o.portfolios, 3, 2)
-	if err != nil {
-		return err
-	}
-	sd := &syncRun{o: o, dynafold: dynafold, config: config, endpoint: noop.URL, dsn: single, table: "bench_sync_single", work: work}
-	if err := sd.prepare(ctx); err != nil {
-		return err
-	}
-	if err := execSQL(ctx, single, fmt.Sprintf(`DO $$ BEGIN
-FOR i IN 1..%d LOOP
-  UPDATE databases SET server_id = 'Srv' || (1 + i %% %[2]d) || 'n' || (1 + (i / %[2]d) %% 3) WHERE id = 'Db' || (1 + i %% %[2]d) || 'n1d1';
-  COMMIT;
-END LOOP; END $$`, o.changes, o.portfolios)); err != nil {
-		return err
-	}
-	sc, err := sd.catchUp(ctx, "single-row changes → no-op", "")
-	if err != nil {
-		return err
-	}
-	res.Scenarios = append(res.Scenarios, *sc)
-
-	// Fan-out: each transaction renames a portfolio whose name every one
-	// of its 10 servers and 50 databases copies: 61 items per change.
-	fan, err := syncDataset(ctx, o.pgDSN, "bench_sync_fanout", 1000, 10, 5)
-	if err != nil {
-		return err
-	}
-	fd := &syncRun{o: o, dynafold: dynafold, config: config, endpoint: noop.URL, dsn: fan, table: "bench_sync_fanout", work: work}
-	if err := fd.prepare(ctx); err != nil {
-		return err
-	}
-	if err := execSQL(ctx, fan, fmt.Sprintf(`DO $$ BEGIN
-FOR i IN 1..%d LOOP
-  UPDATE portfolios SET name = 'Renamed ' || i WHERE id = 1 + i %% 1000;
-  COMMIT;
-END LOOP; END $$`, o.fanoutChanges)); err != nil {
-		return err
-	}
-	sc, err = fd.catchUp(ctx, "fan-out changes (61 items each) → no-op", "")
-	if err != nil {
-		return err
-	}
-	res.Scenarios = append(res.Scenarios, *sc)
-
-	if o.lagSeconds > 0 {
-		lag, err := sd.lag(ctx)
-		if err != nil {
-			return err
+	for _, db := range dbs {
+		if err := syncBenchOne(ctx, o, db, work, noop.URL, res); err != nil {
+			return fmt.Errorf("%s: %w", db.name(), err)
 		}
-		res.Lag = lag
-	}
-	for _, r := range []*syncRun{sd, fd} {
-		_, _ = runMeasured(ctx, nil, dynafold, append([]string{"sync", "cleanup"}, r.flags()...)...)
 	}
 	printSync(res)
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
@@ -169,54 +123,68 @@ END LOOP; END $$`, o.fanoutChanges)); err != nil {
 	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
-// syncDataset creates a portfolio database of p portfolios, s servers each
-// and d databases per server, with indexed join columns.
-func syncDataset(ctx context.Context, serverDSN, name string, p, s, d int) (string, error) {
-	u, err := url.Parse(serverDSN)
-	if err != nil {
-		return "", err
-	}
-	admin, err := pgx.Connect(ctx, serverDSN)
-	if err != nil {
-		return "", err
-	}
-	defer admin.Close(ctx)
-	// A slot left by an earlier run would keep the database busy.
-	_, _ = admin.Exec(ctx, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1", name)
-	if _, err := admin.Exec(ctx, `DROP DATABASE IF EXISTS "`+name+`" WITH (FORCE)`); err != nil {
-		return "", err
-	}
-	if _, err := admin.Exec(ctx, `CREATE DATABASE "`+name+`"`); err != nil {
-		return "", err
-	}
-	u.Path = "/" + name
-	dsn := u.String()
-	return dsn, execSQL(ctx, dsn, fmt.Sprintf(`
-CREATE TABLE portfolios (id integer PRIMARY KEY, name text NOT NULL);
-CREATE TABLE servers (id varchar(64) PRIMARY KEY, portfolio_id integer NOT NULL REFERENCES portfolios (id));
-CREATE TABLE databases (id varchar(64) PRIMARY KEY, server_id varchar(64) NOT NULL REFERENCES servers (id));
-INSERT INTO portfolios SELECT p, 'Portfolio ' || p FROM generate_series(1, %[1]d) p;
-INSERT INTO servers SELECT 'Srv' || p || 'n' || s, p FROM generate_series(1, %[1]d) p, generate_series(1, %[2]d) s;
-INSERT INTO databases SELECT 'Db' || p || 'n' || s || 'd' || d, 'Srv' || p || 'n' || s
-  FROM generate_series(1, %[1]d) p, generate_series(1, %[2]d) s, generate_series(1, %[3]d) d;
-CREATE INDEX ON servers (portfolio_id);
-CREATE INDEX ON databases (server_id);
-ANALYZE;`, p, s, d))
-}
+// syncBenchOne runs the scenarios against one database.
+func syncBenchOne(ctx context.Context, o syncOptions, db syncDB, work, endpoint string, res *syncResults) error {
+	dynafold := filepath.Join(o.bin, "dynafold")
+	config := filepath.Join(o.repo, "testdata", "sync", "portfolios.yaml")
+	prefix := db.name() + ": "
 
-func execSQL(ctx context.Context, dsn, script string) error {
-	conn, err := pgx.Connect(ctx, dsn)
+	// Single-row changes: each transaction moves one database to another
+	// server of its portfolio (its item is rewritten).
+	single, err := db.create(ctx, "bench_sync_single", o.portfolios, 3, 2)
 	if err != nil {
 		return err
 	}
-	defer conn.Close(ctx)
-	_, err = conn.PgConn().Exec(ctx, script).ReadAll()
-	return err
+	sd := &syncRun{o: o, db: db, dynafold: dynafold, config: config, endpoint: endpoint, dsn: single, table: "bench_sync_single_" + db.short(), work: work}
+	if err := sd.prepare(ctx); err != nil {
+		return err
+	}
+	if err := db.singleRowBacklog(ctx, single, o.changes, o.portfolios); err != nil {
+		return err
+	}
+	sc, err := sd.catchUp(ctx, prefix+"single-row changes → no-op", "")
+	if err != nil {
+		return err
+	}
+	res.Scenarios = append(res.Scenarios, *sc)
+
+	// Fan-out: each transaction renames a portfolio whose name every one
+	// of its 10 servers and 50 databases copies: 61 items per change.
+	fan, err := db.create(ctx, "bench_sync_fanout", 1000, 10, 5)
+	if err != nil {
+		return err
+	}
+	fd := &syncRun{o: o, db: db, dynafold: dynafold, config: config, endpoint: endpoint, dsn: fan, table: "bench_sync_fanout_" + db.short(), work: work}
+	if err := fd.prepare(ctx); err != nil {
+		return err
+	}
+	if err := db.fanoutBacklog(ctx, fan, o.fanoutChanges, 1000); err != nil {
+		return err
+	}
+	sc, err = fd.catchUp(ctx, prefix+"fan-out changes (61 items each) → no-op", "")
+	if err != nil {
+		return err
+	}
+	res.Scenarios = append(res.Scenarios, *sc)
+
+	if o.lagSeconds > 0 {
+		lag, err := sd.lag(ctx)
+		if err != nil {
+			return err
+		}
+		lag.Source = db.name()
+		res.Lag = append(res.Lag, lag)
+	}
+	for _, r := range []*syncRun{sd, fd} {
+		_, _ = runMeasured(ctx, nil, dynafold, append([]string{"sync", "cleanup"}, r.flags()...)...)
+	}
+	return nil
 }
 
 // syncRun is one dataset synced into a table of the no-op endpoint.
 type syncRun struct {
 	o                                            syncOptions
+	db                                           syncDB
 	dynafold, config, endpoint, dsn, table, work string
 }
 
@@ -294,11 +262,11 @@ func (r *syncRun) lag(ctx context.Context) (*lagResult, error) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	conn, err := pgx.Connect(ctx, r.dsn)
+	move, closeDB, err := r.db.mover(ctx, r.dsn)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close(ctx)
+	defer closeDB()
 	start := time.Now()
 	var from time.Time
 	n := 0
@@ -310,8 +278,7 @@ func (r *syncRun) lag(ctx context.Context) (*lagResult, error) {
 			time.Sleep(d)
 		}
 		p := 1 + n%r.o.portfolios
-		if _, err := conn.Exec(ctx, "UPDATE databases SET server_id = $1 WHERE id = $2",
-			fmt.Sprintf("Srv%dn%d", p, 1+(n/r.o.portfolios+1)%3), fmt.Sprintf("Db%dn2d1", p)); err != nil {
+		if err := move(ctx, fmt.Sprintf("Srv%dn%d", p, 1+(n/r.o.portfolios+1)%3), fmt.Sprintf("Db%dn2d1", p)); err != nil {
 			return nil, err
 		}
 		if n == 0 {
@@ -369,8 +336,8 @@ func printSync(r *syncResults) {
 		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.1f\t%.0f\t\n", s.Name, s.Changes, s.ChangesPerSec, s.ItemsPerSec, s.CPUPerM, s.PeakRSSMB)
 	}
 	tw.Flush()
-	if l := r.Lag; l != nil {
-		fmt.Printf("lag at %d commits/s (achieved %.0f) for %ds: max %.2fs, median %.2fs over %d samples; max %d bytes of WAL behind; %d changes applied\n",
-			l.TargetRate, l.AchievedRate, l.Seconds, l.MaxLag, l.P50Lag, l.Samples, l.MaxLagBytes, l.Applied)
+	for _, l := range r.Lag {
+		fmt.Printf("%s: lag at %d commits/s (achieved %.0f) for %ds: max %.2fs, median %.2fs over %d samples; max %d bytes of log behind; %d changes applied\n",
+			l.Source, l.TargetRate, l.AchievedRate, l.Seconds, l.MaxLag, l.P50Lag, l.Samples, l.MaxLagBytes, l.Applied)
 	}
 }
