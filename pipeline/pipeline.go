@@ -139,6 +139,8 @@ type run struct {
 	// inFlight weighs rows between read and acknowledgement (see
 	// Options.MaxInFlight).
 	inFlight *semaphore.Weighted
+	// rate watches the sink's write rate, when it has one.
+	rate *rateWatch
 
 	interrupted atomic.Bool
 	// writerErr is an error policy's verdict raised inside a sink callback,
@@ -157,7 +159,7 @@ type entityRun struct {
 // where the run got as far as reading.
 func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 	opts.defaults()
-	r := &run{job: job, opts: opts, entities: map[string]*entityRun{}, started: time.Now(), inFlight: semaphore.NewWeighted(opts.MaxInFlight)}
+	r := &run{job: job, opts: opts, entities: map[string]*entityRun{}, started: time.Now(), inFlight: semaphore.NewWeighted(opts.MaxInFlight), rate: newRateWatch(job.Sink)}
 	for _, ep := range job.Plan.Entities {
 		er := &entityRun{plan: ep, stats: newEntityStats()}
 		r.entities[ep.Name] = er
@@ -166,6 +168,11 @@ func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 	resumed, err := job.Store.Open(ctx, job.Meta, job.Force)
 	if err != nil {
 		return nil, err
+	}
+	if resumed {
+		opts.Logger.Info("resuming the saved run", "run_id", job.Meta.RunID, "started", job.Store.Started())
+	} else {
+		opts.Logger.Info("starting a new run", "run_id", job.Meta.RunID)
 	}
 	for _, er := range r.order {
 		q := er.plan.Query
@@ -199,6 +206,9 @@ func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 	runErr := r.stages(ctx)
 
 	flushErr := job.Store.Flush(context.Background())
+	if flushErr == nil {
+		r.logSaved(ctx)
+	}
 	sum := r.summary(resumed)
 	switch {
 	case runErr != nil:
@@ -300,6 +310,7 @@ func (r *run) stages(ctx context.Context) error {
 		select {
 		case err := <-done:
 			close(finished)
+			r.watchRate()
 			if r.opts.Progress != nil {
 				r.opts.Progress.Update(r.progress(true))
 			}
@@ -310,8 +321,11 @@ func (r *run) stages(ctx context.Context) error {
 		case <-ticker.C:
 			if err := r.job.Store.Flush(gctx); err != nil && gctx.Err() == nil {
 				r.opts.Logger.Warn("saving checkpoint failed; will retry", "error", err)
+			} else if err == nil {
+				r.logSaved(ctx)
 			}
 		case <-progressTick.C:
+			r.watchRate()
 			if r.opts.Progress != nil {
 				r.opts.Progress.Update(r.progress(false))
 			}
@@ -345,7 +359,11 @@ func (r *run) reader(ctx context.Context, out chan<- []*ticket) error {
 }
 
 func (r *run) readShard(ctx context.Context, er *entityRun, shard *checkpoint.Shard, out chan<- []*ticket) error {
+	r.opts.Logger.Debug("shard started", "entity", er.plan.Name, "shard", shard.ID, "resuming", shard.After != nil)
 	tr := newTracker(shard, r.job.Store, r.inFlight)
+	tr.onDone = func() {
+		r.opts.Logger.Debug("shard done: every row acknowledged", "entity", er.plan.Name, "shard", shard.ID)
+	}
 	nkey := len(er.plan.Query.Key)
 	er.stats.begin()
 	chunk := make([]*ticket, 0, chunkRows)
@@ -399,6 +417,7 @@ func (r *run) readShard(ctx context.Context, er *entityRun, shard *checkpoint.Sh
 		return &ResumableError{Err: fmt.Errorf("reading entity %s shard %d: %w", er.plan.Name, shard.ID, err)}
 	}
 	tr.finishRead()
+	r.opts.Logger.Debug("shard read to its end", "entity", er.plan.Name, "shard", shard.ID)
 	return nil
 }
 
@@ -516,4 +535,5 @@ func (r *run) Retried(items []*mapping.Item, throttled bool) {
 			er.stats.throttled.Add(1)
 		}
 	}
+	r.opts.Logger.Debug("write request retried", "items", len(items), "throttled", throttled)
 }

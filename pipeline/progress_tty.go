@@ -68,6 +68,11 @@ func (t *TerminalProgress) line(name string) string {
 	return fmt.Sprintf("%s  %d items  %.0f items/s  %d rejected  %s", rows, e.ItemsWritten, e.ItemsPerSec, e.Rejected, eta)
 }
 
+// Writer prints whole lines above the bars, so that log lines and
+// messages are not covered by the next redraw. It fails once the display
+// is closed.
+func (t *TerminalProgress) Writer() io.Writer { return t.p }
+
 // Close implements Progress.
 func (t *TerminalProgress) Close() {
 	for _, b := range t.bars {

@@ -108,7 +108,7 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	}
 	defer snap.Close()
 
-	progress := a.progress()
+	progress, restore := a.progress()
 	maxRejects := a.v.GetInt64("max-rejects")
 	sum, runErr := pipeline.Run(ctx, pipeline.Job{
 		Plan: plan, Snapshot: snap, Sink: writer, Store: store, Force: a.v.GetBool("force"),
@@ -119,6 +119,7 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 		Grace: a.v.GetDuration("grace"), Stop: a.stop, ExactCounts: a.v.GetBool("exact-counts"),
 		Progress: progress, Logger: a.log,
 	})
+	restore()
 	if progress != nil {
 		progress.Close()
 	}
@@ -143,8 +144,6 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	return nil
 }
 
-// progress picks the display: live bars on a terminal, JSON lines on
-// stderr otherwise.
 // checkMigrateFlags refuses values that make no sense before anything is
 // opened, so a typo costs no connection and no checkpoint.
 func (a *app) checkMigrateFlags(readers, writers int) error {
@@ -168,7 +167,10 @@ func (a *app) checkMigrateFlags(readers, writers int) error {
 	return nil
 }
 
-func (a *app) progress() pipeline.Progress {
+// progress picks the display: live bars on a terminal, JSON lines on
+// stderr otherwise. While bars are drawn, log lines and messages go
+// through them (restore ends that, before the display is closed).
+func (a *app) progress() (p pipeline.Progress, restore func()) {
 	mode := a.v.GetString("progress")
 	if mode == "auto" {
 		mode = "json"
@@ -178,9 +180,10 @@ func (a *app) progress() pipeline.Progress {
 	}
 	switch mode {
 	case "tty":
-		return pipeline.NewTerminalProgress(a.stderr)
+		tp := pipeline.NewTerminalProgress(a.stderr)
+		return tp, a.console.through(tp.Writer())
 	case "json":
-		return pipeline.NewJSONProgress(a.stderr, 5*time.Second)
+		return pipeline.NewJSONProgress(a.stderr, 5*time.Second), func() {}
 	}
-	return nil
+	return nil, func() {}
 }

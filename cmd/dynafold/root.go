@@ -22,7 +22,9 @@ type app struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
-	log    *slog.Logger
+	// console is stderr for log lines and messages (see logging.go).
+	console *console
+	log     *slog.Logger
 	// stop is closed on the first SIGINT/SIGTERM (see signals.go).
 	stop <-chan struct{}
 	// profile is the open CPU profile, when --cpuprofile is set.
@@ -51,8 +53,8 @@ func (a *app) stopProfile() {
 
 // execute runs the CLI and returns the exit code.
 func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{v: viper.New(), stdin: stdin, stdout: stdout, stderr: stderr}
-	ctx, stop, cleanup := handleSignals(ctx, stderr)
+	a := &app{v: viper.New(), stdin: stdin, stdout: stdout, stderr: stderr, console: newConsole(stderr)}
+	ctx, stop, cleanup := handleSignals(ctx, a.console)
 	defer cleanup()
 	a.stop = stop
 	root := a.rootCommand()
@@ -125,7 +127,7 @@ func (a *app) setup(cmd *cobra.Command) error {
 	if err := level.UnmarshalText([]byte(a.v.GetString("log-level"))); err != nil {
 		return usageError(fmt.Errorf("--log-level: %w", err))
 	}
-	a.log = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+	a.log = newLogger(a.console, level, isTerminal(a.stderr))
 	if path := a.v.GetString("cpuprofile"); path != "" {
 		if err := a.startProfile(path); err != nil {
 			return err
