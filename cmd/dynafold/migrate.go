@@ -63,6 +63,16 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	if err := a.checkMigrateFlags(readers, writers); err != nil {
 		return usageError(err)
 	}
+	// One run per checkpoint, refused before anything is opened.
+	ckptPath := a.v.GetString("checkpoint")
+	if ckptPath == "" {
+		ckptPath = filepath.Join(".dynafold", l.static.Table.Name+".checkpoint.json")
+	}
+	unlock, err := checkpoint.Lock(ckptPath)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	src, plan, err := a.connect(ctx, l, readers+4)
 	if err != nil {
 		return err
@@ -87,10 +97,6 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	}
 	writer := sink.NewDynamoWriter(client, plan.Table, sink.WriterOptions{Rate: sink.NewAdaptiveRate(maxWCU)})
 
-	ckptPath := a.v.GetString("checkpoint")
-	if ckptPath == "" {
-		ckptPath = filepath.Join(".dynafold", plan.Table.Name+".checkpoint.json")
-	}
 	store := checkpoint.NewFileStore(ckptPath)
 	if a.v.GetBool("restart") {
 		if err := store.Discard(ctx); err != nil {
