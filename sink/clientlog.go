@@ -5,15 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/url"
-	"syscall"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/smithy-go/logging"
 	"github.com/aws/smithy-go/middleware"
+
+	"github.com/dynafold/dynafold/internal/connerr"
 )
 
 // sdkLogger sends the SDK's own log lines to the run's logger. The SDK
@@ -36,46 +35,15 @@ type UnreachableError struct {
 }
 
 func (e *UnreachableError) Error() string {
-	return fmt.Sprintf("cannot reach %s at %s: %s (%d attempts over %.0f s; set AWS_MAX_ATTEMPTS=2 to fail faster)",
-		e.Service, e.Endpoint, ConnCause(e.Err), e.Attempts, e.Elapsed.Seconds())
+	hint := ""
+	if e.Attempts > 2 {
+		hint = "; set AWS_MAX_ATTEMPTS=2 to fail faster"
+	}
+	return fmt.Sprintf("cannot reach %s at %s: %s (%d attempts over %.0f s%s)",
+		e.Service, e.Endpoint, connerr.Cause(e.Err), e.Attempts, e.Elapsed.Seconds(), hint)
 }
 
 func (e *UnreachableError) Unwrap() error { return e.Err }
-
-// IsConnError reports whether err is a failure to connect or a broken
-// connection, as opposed to an answer from the service.
-func IsConnError(err error) bool {
-	var op *net.OpError
-	var dns *net.DNSError
-	var ue *url.Error
-	return errors.As(err, &op) || errors.As(err, &dns) || (errors.As(err, &ue) && ue.Timeout())
-}
-
-// ConnCause is the plain reason of a connection failure: "connection
-// refused", "no such host", "timed out", without the layers of wrapping.
-func ConnCause(err error) string {
-	var dns *net.DNSError
-	var op *net.OpError
-	var ne net.Error
-	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return "connection refused"
-	case errors.Is(err, syscall.ECONNRESET):
-		return "connection reset"
-	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
-		return "no route to host"
-	case errors.As(err, &dns):
-		if dns.IsNotFound {
-			return "no such host " + dns.Name
-		}
-		return "cannot resolve " + dns.Name + ": " + dns.Err
-	case errors.As(err, &ne) && ne.Timeout():
-		return "timed out"
-	case errors.As(err, &op) && op.Err != nil:
-		return op.Err.Error()
-	}
-	return err.Error()
-}
 
 // loggingRetryer shows every retry of a request that could not connect as
 // it happens (at warn: an operator waiting on a silent run needs to know),
@@ -92,8 +60,8 @@ func (r loggingRetryer) RetryDelay(attempt int, err error) (time.Duration, error
 		return d, derr
 	}
 	max := r.MaxAttempts()
-	if IsConnError(err) {
-		r.log.Warn(fmt.Sprintf("cannot reach DynamoDB at %s: %s; retrying in %s (attempt %d of %d)", r.endpoint, ConnCause(err), d.Round(100*time.Millisecond), attempt+1, max),
+	if connerr.Is(err) {
+		r.log.Warn(fmt.Sprintf("cannot reach DynamoDB at %s: %s; retrying in %s (attempt %d of %d)", r.endpoint, connerr.Cause(err), d.Round(100*time.Millisecond), attempt+1, max),
 			"attempt", attempt+1, "max_attempts", max)
 	} else {
 		r.log.Debug("DynamoDB request retried", "attempt", attempt+1, "max_attempts", max, "delay", d, "error", err)
@@ -109,7 +77,7 @@ func unreachable(endpoint string) func(*middleware.Stack) error {
 		start := time.Now()
 		out, md, err := next.HandleInitialize(ctx, in)
 		var max *retry.MaxAttemptsError
-		if err != nil && ctx.Err() == nil && errors.As(err, &max) && IsConnError(err) {
+		if err != nil && ctx.Err() == nil && errors.As(err, &max) && connerr.Is(err) {
 			err = &UnreachableError{Service: "DynamoDB", Endpoint: endpoint, Attempts: max.Attempt, Elapsed: time.Since(start), Err: err}
 		}
 		return out, md, err

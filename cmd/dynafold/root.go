@@ -13,6 +13,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+
+	"github.com/dynafold/dynafold/sink"
+	"github.com/dynafold/dynafold/source/drivers"
 )
 
 // app is one invocation: its settings, streams and logger. Nothing here is
@@ -68,9 +71,24 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	code := exitCode(err)
 	if err != nil && !errors.Is(err, errReported) {
-		fmt.Fprintln(stderr, "dynafold: "+indentLines(err.Error()))
+		fmt.Fprintln(stderr, "dynafold: "+indentLines(plainMessage(err)))
 	}
 	return code
+}
+
+// plainMessage is what the operator reads for err: a service that could
+// not be reached is said in one plain line, without the layers of
+// operation names and retry wrappers around it.
+func plainMessage(err error) string {
+	var ue *sink.UnreachableError
+	var ce *drivers.ConnectError
+	switch {
+	case errors.As(err, &ue):
+		return ue.Error()
+	case errors.As(err, &ce):
+		return ce.Error()
+	}
+	return err.Error()
 }
 
 // errReported wraps an error whose message was already printed.
@@ -106,6 +124,7 @@ found · 4 interrupted (checkpoint saved, resumable) · 5 finished with rejected
 	pf.String("report", "", "also write a JSON report to this path")
 	pf.StringP("output", "o", "text", "output format: text, json or markdown")
 	pf.String("log-level", "warn", "log level: debug, info, warn or error")
+	pf.Int("source-attempts", 5, "attempts to connect to a source that cannot be reached, with backoff (about 7 s for 5)")
 	pf.String("cpuprofile", "", "write a CPU profile to this file (for development)")
 	_ = pf.MarkHidden("cpuprofile")
 	root.AddCommand(a.tableCommand(), a.migrateCommand(), a.planCommand(), a.verifyCommand(), a.diffCommand(), a.dumpCommand(), a.patternsCommand())

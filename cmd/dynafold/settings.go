@@ -114,7 +114,7 @@ func (a *app) connect(ctx context.Context, l *loaded, maxConns int) (source.Sour
 	if err != nil {
 		return nil, nil, err
 	}
-	src, err := drivers.Open(ctx, dsn, maxConns)
+	src, err := drivers.OpenRetrying(ctx, dsn, drivers.OpenOptions{MaxConns: maxConns, Attempts: a.v.GetInt("source-attempts"), Logger: a.log})
 	if err != nil {
 		return nil, nil, err
 	}
