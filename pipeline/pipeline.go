@@ -64,6 +64,20 @@ type Options struct {
 	ExactCounts bool
 	Progress    Progress
 	Logger      *slog.Logger
+	// OnStart, if set, is called once the run knows what it resumes and
+	// how much there is, before the first row is read: for announcing it.
+	OnStart func(StartInfo)
+}
+
+// StartInfo is what a run knows before it reads.
+type StartInfo struct {
+	// Resumed: the checkpoint's saved positions are used.
+	Resumed bool
+	// RowsDone is rows the checkpoint holds as written (0 unless resumed).
+	RowsDone int64
+	// RowsEstimate is the rows of every entity (estimated unless
+	// ExactCounts), -1 when some entity's count is unknown.
+	RowsEstimate int64
 }
 
 func (o *Options) defaults() {
@@ -141,6 +155,8 @@ type run struct {
 	inFlight *semaphore.Weighted
 	// rate watches the sink's write rate, when it has one.
 	rate *rateWatch
+	// meter measures the write rate between progress snapshots.
+	meter progressMeter
 
 	interrupted atomic.Bool
 	// writerErr is an error policy's verdict raised inside a sink callback,
@@ -160,6 +176,7 @@ type entityRun struct {
 func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 	opts.defaults()
 	r := &run{job: job, opts: opts, entities: map[string]*entityRun{}, started: time.Now(), inFlight: semaphore.NewWeighted(opts.MaxInFlight), rate: newRateWatch(job.Sink)}
+	r.meter.at = r.started
 	for _, ep := range job.Plan.Entities {
 		er := &entityRun{plan: ep, stats: newEntityStats()}
 		r.entities[ep.Name] = er
@@ -192,6 +209,18 @@ func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 		} else {
 			er.stats.estimate = -1
 		}
+	}
+	if opts.OnStart != nil {
+		si := StartInfo{Resumed: resumed}
+		for _, er := range r.order {
+			si.RowsDone += er.stats.resumedRows
+			if er.stats.estimate < 0 || si.RowsEstimate < 0 {
+				si.RowsEstimate = -1
+			} else {
+				si.RowsEstimate += er.stats.estimate
+			}
+		}
+		opts.OnStart(si)
 	}
 	r.policy, err = newPolicy(opts.RejectFile, job.Meta.RunID, opts.MaxRejects, opts.MaxRejectsSet)
 	if err != nil {

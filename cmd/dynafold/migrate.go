@@ -124,6 +124,7 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 		MaxRejects: maxRejects, MaxRejectsSet: maxRejects >= 0, RejectFile: rejectPath,
 		Grace: a.v.GetDuration("grace"), Stop: a.stop, ExactCounts: a.v.GetBool("exact-counts"),
 		Progress: progress, Logger: a.log,
+		OnStart: func(si pipeline.StartInfo) { a.announceStart(store, ckptPath, si) },
 	})
 	restore()
 	if progress != nil {
@@ -192,4 +193,23 @@ func (a *app) progress() (p pipeline.Progress, restore func()) {
 		return pipeline.NewJSONProgress(a.stderr, 5*time.Second), func() {}
 	}
 	return nil, func() {}
+}
+
+// announceStart says, before anything is read, whether the run resumes a
+// checkpoint and how far it had got, or rewrites a migration the
+// checkpoint records as complete.
+func (a *app) announceStart(store *checkpoint.FileStore, path string, si pipeline.StartInfo) {
+	saved := store.Saved()
+	switch {
+	case si.Resumed && saved != nil:
+		of := "of an unknown total"
+		if si.RowsEstimate >= 0 {
+			of = "of ~" + pipeline.Thousands(max(si.RowsEstimate, si.RowsDone))
+		}
+		fmt.Fprintf(a.console, "dynafold: resuming run %s from %s: %s rows %s done (saved %s)\n",
+			saved.Meta.RunID, path, pipeline.Thousands(si.RowsDone), of, saved.Updated.Format(time.RFC3339))
+	case saved != nil && saved.Complete:
+		fmt.Fprintf(a.console, "dynafold: %s records a completed run (%s, %s rows, finished %s); migrating everything again, which rewrites every item\n",
+			path, saved.Meta.RunID, pipeline.Thousands(saved.Rows), saved.Updated.Format(time.RFC3339))
+	}
 }
