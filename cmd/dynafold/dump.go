@@ -19,7 +19,8 @@ func (a *app) dumpCommand() *cobra.Command {
 		Long: `Scans the target table and prints each item as one line of plain JSON
 (numbers exact, binary as base64), sorted by partition and sort key. It reads
 the whole table: use it on small tables, demos and tests, not in production.`,
-		Args: cobra.NoArgs,
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{outputsAnnotation: "text,json"},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rep := a.newReport("dump")
 			n, err := a.dump(cmd)

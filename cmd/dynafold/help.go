@@ -135,9 +135,10 @@ func versionInfo() string {
 
 func (a *app) versionCommand() *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version and the VCS revision dynafold was built from",
-		Args:  cobra.NoArgs,
+		Use:         "version",
+		Short:       "Print the version and the VCS revision dynafold was built from",
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{outputsAnnotation: "text"},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, err := io.WriteString(a.stdout, versionInfo())
 			return err

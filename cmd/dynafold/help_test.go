@@ -86,3 +86,21 @@ func TestVersion(t *testing.T) {
 		}
 	}
 }
+
+// An --output a command cannot produce is refused (exit 2) before anything
+// is opened, instead of being ignored.
+func TestOutputACommandCannotProduce(t *testing.T) {
+	config := clitest.RepoPath("configs/portfolios.yaml")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"dump", "--config", config, "--output", "markdown"}, "--output markdown: dynafold dump cannot produce markdown; it can produce text or json"},
+		{[]string{"table", "create", "--config", config, "-o", "markdown"}, "--output markdown: dynafold table create cannot produce markdown; it can produce text or json"},
+		{[]string{"version", "--output", "json"}, "--output json: dynafold version cannot produce json; it can produce text"},
+	} {
+		r := clitest.Run(t, "", nil, c.args...)
+		require.Equal(t, exitUsage, r.Code, r.Output())
+		require.Equal(t, "dynafold: "+c.want+"\n", r.Stderr)
+	}
+}

@@ -181,7 +181,7 @@ func (a *app) progress() (p pipeline.Progress, restore func()) {
 	mode := a.v.GetString("progress")
 	if mode == "auto" {
 		mode = "json"
-		if isTerminal(a.stderr) {
+		if isTerminal(a.stderr) && !dumbTerminal() {
 			mode = "tty"
 		}
 	}

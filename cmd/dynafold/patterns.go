@@ -53,7 +53,7 @@ func (a *app) runPatterns(cmd *cobra.Command, _ []string) (err error) {
 	case "markdown":
 		res.WriteMarkdown(a.stdout)
 	default:
-		res.WriteText(a.stdout, isTerminal(a.stdout))
+		res.WriteText(a.stdout, a.color(a.stdout))
 	}
 	if !res.OK() {
 		return &exitError{code: exitDifferences, err: fmt.Errorf("%d of %d access patterns do not hold", res.Failed, res.Passed+res.Failed)}

@@ -179,3 +179,36 @@ func TestHonestProgress(t *testing.T) {
 // thousands formats n as the terminal output does (checked independently
 // above with literal figures).
 func thousands(n int64) string { return pipeline.Thousands(n) }
+
+// Colour and live bars only where they belong: on a terminal, patterns
+// marks results in colour unless NO_COLOR is set or TERM is dumb; with
+// TERM=dumb migrate draws no bars (no cursor movement) and prints JSON
+// status lines instead.
+func TestNoColorAndDumbTerminal(t *testing.T) {
+	d := testenv.Drivers()[0]
+	tg := newTarget(t, d, "configs/portfolios.yaml", "testdata/portfolios/"+d.Name+".sql")
+	require.Equal(t, 0, tg.run(t, "", "table", "create").Code)
+
+	p := startPTY(t, "", []string{"TERM=dumb"}, append([]string{"migrate"}, tg.flags...)...)
+	require.Equal(t, 0, p.wait(t), p.output())
+	require.NotContains(t, p.output(), "\x1b[", "no escape sequences on a dumb terminal")
+	require.Contains(t, p.output(), `"event":"progress"`)
+
+	for _, c := range []struct {
+		env   []string
+		color bool
+	}{
+		{nil, true},
+		{[]string{"NO_COLOR=1"}, false},
+		{[]string{"TERM=dumb"}, false},
+	} {
+		p := startPTY(t, "", c.env, append([]string{"patterns"}, tg.flags...)...)
+		require.Equal(t, 0, p.wait(t), p.output())
+		require.Contains(t, p.output(), "OK")
+		if c.color {
+			require.Contains(t, p.output(), "\x1b[32mOK\x1b[0m", "%v", c.env)
+		} else {
+			require.NotContains(t, p.output(), "\x1b[", "%v", c.env)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -155,13 +156,30 @@ func (a *app) setup(cmd *cobra.Command) error {
 			return err
 		}
 	}
-	switch a.v.GetString("output") {
+	switch out := a.v.GetString("output"); out {
 	case "text", "json", "markdown":
+		if allowed, ok := cmd.Annotations[outputsAnnotation]; ok && !slices.Contains(strings.Split(allowed, ","), out) {
+			return usageError(fmt.Errorf("--output %s: %s cannot produce %s; it can produce %s", out, cmd.CommandPath(), out, strings.ReplaceAll(allowed, ",", " or ")))
+		}
 	default:
-		return usageError(fmt.Errorf("--output must be text, json or markdown, not %q", a.v.GetString("output")))
+		return usageError(fmt.Errorf("--output must be text, json or markdown, not %q", out))
 	}
 	return nil
 }
+
+// outputsAnnotation lists, on a command that cannot produce every
+// --output format, the ones it can ("text,json").
+const outputsAnnotation = "dynafold/outputs"
+
+// color reports whether to colour what goes to w: only on a terminal, and
+// not when NO_COLOR is set (https://no-color.org) or TERM is dumb.
+func (a *app) color(w io.Writer) bool {
+	return isTerminal(w) && os.Getenv("NO_COLOR") == "" && !dumbTerminal()
+}
+
+// dumbTerminal is TERM=dumb: a terminal that cannot move the cursor, so
+// no live bars either.
+func dumbTerminal() bool { return os.Getenv("TERM") == "dumb" }
 
 // isTerminal reports whether w is a terminal (for colour and live progress).
 func isTerminal(w io.Writer) bool {

@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-		"regexp"
+	"regexp"
 	"strings"
 	"testing"
 

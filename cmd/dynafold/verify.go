@@ -166,7 +166,7 @@ func (a *app) writeComparison(r *verify.Report) error {
 	case "markdown":
 		err = r.WriteMarkdown(a.stdout)
 	default:
-		err = r.WriteText(a.stdout, isTerminal(a.stdout))
+		err = r.WriteText(a.stdout, a.color(a.stdout))
 	}
 	if err != nil {
 		return fmt.Errorf("writing the %s report: %w", r.Command, err)
