@@ -22,6 +22,9 @@ type Schema struct {
 	// DefaultSchema qualifies unqualified table names when looking them up
 	// (empty: as written).
 	DefaultSchema string
+	// Names lists the source's tables, when known, so that a table that
+	// does not exist can be told apart from one spelled in another case.
+	Names []source.TableRef
 }
 
 // Options tune Compile.
@@ -163,9 +166,41 @@ func (c *entityCompiler) lookup(path, name string) *source.Table {
 	}
 	t := c.schema.Tables[ref]
 	if t == nil {
-		c.errs.add(path, "table %q does not exist in the source", ref)
+		c.errs.add(path, "table %q does not exist in the source%s", ref, c.tableHint(ref))
 	}
 	return t
+}
+
+// tableHint names the table the user probably meant: the same name in
+// another case (identifiers are quoted, so case matters), or a near miss.
+func (c *entityCompiler) tableHint(ref source.TableRef) string {
+	var names []string
+	for _, n := range c.schema.Names {
+		if n.Schema != ref.Schema {
+			continue
+		}
+		if strings.EqualFold(n.Name, ref.Name) {
+			return fmt.Sprintf(" (did you mean %q? names are case-sensitive)", n.Name)
+		}
+		names = append(names, n.Name)
+	}
+	if s := suggest(ref.Name, names); s != "" {
+		return fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return ""
+}
+
+// reversedOn explains a join's on: written {child_column: parent_column}
+// when that is what it looks like: the key is a column of this entity's
+// table, not the joined one, and the value a column of the joined table.
+func (c *entityCompiler) reversedOn(joined *source.Table, key, val string) string {
+	ref := ParseColumnName(val)
+	if ref.Alias != "" || c.base == nil || joined.Column(ref.Name) == nil || c.base.Column(key) == nil {
+		return ""
+	}
+	return fmt.Sprintf("written the wrong way round: on: pairs {parent_column: child_column}, the joined table's column first; "+
+		"%q is a column of %s (this entity's table) and %q of %s (the joined table), so write on: {%s: %s}",
+		key, c.base.Ref, ref.Name, joined.Ref, ref.Name, key)
 }
 
 func (c *entityCompiler) compile(defaults *EntityDefaults) *EntityPlan {
@@ -362,6 +397,11 @@ func (c *entityCompiler) compileJoins(q *source.Query) {
 				continue
 			}
 			if t.Column(on.Key) == nil {
+				if msg := c.reversedOn(t, on.Key, on.Value); msg != "" {
+					c.errs.add(path+".on", "%s", msg)
+					ok = false
+					continue
+				}
 				c.errs.add(path+".on."+on.Key, "%s", c.unknown(t, on.Key))
 				ok = false
 				continue

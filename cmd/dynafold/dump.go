@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 
@@ -47,6 +48,10 @@ func (a *app) dump(cmd *cobra.Command) (int, error) {
 	in := &dynamodb.ScanInput{TableName: aws.String(l.static.Table.Name)}
 	for {
 		out, err := client.Scan(cmd.Context(), in)
+		var missing *types.ResourceNotFoundException
+		if errors.As(err, &missing) {
+			return 0, a.missingTable(l.static.Table.Name, l) // as migrate says it
+		}
 		if err != nil {
 			return 0, fmt.Errorf("scanning %s: %w", l.static.Table.Name, err)
 		}

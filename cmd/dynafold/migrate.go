@@ -87,7 +87,7 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	if err != nil {
 		return err
 	}
-	state, err := requireTable(ctx, client, plan.Table, l.path)
+	state, err := a.requireTable(ctx, client, plan.Table, l)
 	if err != nil {
 		return err
 	}

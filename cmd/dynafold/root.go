@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/dynafold/dynafold/mapping"
 	"github.com/dynafold/dynafold/sink"
 	"github.com/dynafold/dynafold/source/drivers"
 )
@@ -115,6 +116,7 @@ found · 4 interrupted (checkpoint saved, resumable) · 5 finished with rejected
 		},
 		PersistentPostRun: func(*cobra.Command, []string) { a.stopProfile() },
 	}
+	root.SetFlagErrorFunc(suggestFlag)
 	pf := root.PersistentFlags()
 	pf.StringP("config", "c", "", "mapping file (YAML)")
 	pf.String("source-dsn", "", "source database DSN, overrides source.dsn (env DYNAFOLD_SOURCE_DSN)")
@@ -165,6 +167,27 @@ func (a *app) setup(cmd *cobra.Command) error {
 		return usageError(fmt.Errorf("--output must be text, json or markdown, not %q", out))
 	}
 	return nil
+}
+
+// suggestFlag adds "did you mean" to an unknown flag's error, from the
+// flags the command has (cobra does it for commands only).
+func suggestFlag(c *cobra.Command, err error) error {
+	var ne *pflag.NotExistError
+	if !errors.As(err, &ne) || strings.HasPrefix(err.Error(), "unknown shorthand") {
+		return err
+	}
+	var names []string
+	collect := func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	}
+	c.Flags().VisitAll(collect)
+	c.InheritedFlags().VisitAll(collect)
+	if s := mapping.Suggest(ne.GetSpecifiedName(), names); s != "" {
+		return fmt.Errorf("%w (did you mean --%s?)", err, s)
+	}
+	return err
 }
 
 // outputsAnnotation lists, on a command that cannot produce every

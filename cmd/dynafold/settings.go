@@ -125,6 +125,7 @@ func (a *app) connect(ctx context.Context, l *loaded, maxConns int) (source.Sour
 		src.Close()
 		return nil, nil, err
 	}
+	schema.Names = listTablesIfMissing(ctx, src, tables, schema.Tables)
 	var qerrs mapping.Errors
 	for name, q := range queries {
 		t, err := src.DescribeQuery(ctx, q)
@@ -154,16 +155,62 @@ func (a *app) dynamo(ctx context.Context, l *loaded, conns int) (*dynamodb.Clien
 // requireTable checks that the target table exists with the mapping's keys
 // and indexes, before anything reads or writes it, and returns what
 // DescribeTable said (migrate paces to its provisioned capacity).
-func requireTable(ctx context.Context, client sink.TableAPI, t *mapping.TableSchema, configPath string) (*sink.TableState, error) {
+func (a *app) requireTable(ctx context.Context, client sink.TableAPI, t *mapping.TableSchema, l *loaded) (*sink.TableState, error) {
 	state, err := sink.DescribeTable(ctx, client, t)
 	if err != nil {
 		return nil, err
 	}
 	switch {
 	case !state.Exists:
-		return nil, fmt.Errorf("table %s does not exist; create it with: dynafold table create --config %s", t.Name, configPath)
+		return nil, a.missingTable(t.Name, l)
 	case len(state.Differences) > 0:
 		return nil, fmt.Errorf("table %s does not match the mapping:\n  - %s", t.Name, joinLines(state.Differences))
 	}
 	return state, nil
+}
+
+// missingTable is the error for a target table that does not exist, with
+// the command that creates it: the same mapping and the same --table,
+// --endpoint and --region the user gave (by flag or environment), so that
+// it creates the table this command looked for.
+func (a *app) missingTable(name string, l *loaded) error {
+	cmd := []string{"dynafold", "table", "create", "--config", shellQuote(l.path)}
+	for _, f := range []string{"table", "endpoint", "region"} {
+		if v := a.v.GetString(f); v != "" {
+			cmd = append(cmd, "--"+f, shellQuote(v))
+		}
+	}
+	return fmt.Errorf("table %s does not exist; create it with: %s", name, strings.Join(cmd, " "))
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@,+%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// listTablesIfMissing lists the source's tables when a mapping's table is
+// missing, so that the error can name the one meant (album vs Album). A
+// failure to list only loses the hint.
+func listTablesIfMissing(ctx context.Context, src source.Source, refs []source.TableRef, found map[source.TableRef]*source.Table) []source.TableRef {
+	lister, ok := src.(source.TableLister)
+	if !ok {
+		return nil
+	}
+	var names []source.TableRef
+	listed := map[string]bool{}
+	for _, ref := range refs {
+		if found[ref] != nil || listed[ref.Schema] {
+			continue
+		}
+		listed[ref.Schema] = true
+		if n, err := lister.Tables(ctx, ref.Schema); err == nil {
+			names = append(names, n...)
+		}
+	}
+	return names
 }

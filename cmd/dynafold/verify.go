@@ -131,7 +131,7 @@ func (a *app) runCompare(cmd *cobra.Command, mode verify.Mode, command string) (
 	if err != nil {
 		return err
 	}
-	if _, err := requireTable(ctx, client, plan.Table, l.path); err != nil {
+	if _, err := a.requireTable(ctx, client, plan.Table, l); err != nil {
 		return err
 	}
 	snap, err := src.Snapshot(ctx, source.SnapshotOptions{Readers: opts.Readers})

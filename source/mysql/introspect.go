@@ -182,3 +182,23 @@ func (s *Source) DescribeQuery(ctx context.Context, q string) (*source.Table, er
 	}
 	return t, nil
 }
+
+// Tables implements source.TableLister.
+func (s *Source) Tables(ctx context.Context, schema string) ([]source.TableRef, error) {
+	rows, err := s.db.QueryContext(ctx, `
+		SELECT TABLE_NAME FROM information_schema.TABLES
+		WHERE TABLE_SCHEMA = COALESCE(NULLIF(?, ''), DATABASE())`, schema)
+	if err != nil {
+		return nil, fmt.Errorf("listing tables: %w", s.dsn.RedactError(err))
+	}
+	defer rows.Close()
+	var out []source.TableRef
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		out = append(out, source.TableRef{Schema: schema, Name: name})
+	}
+	return out, rows.Err()
+}
