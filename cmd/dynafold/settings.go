@@ -43,11 +43,11 @@ func (a *app) loadWith(requireVars bool) (*loaded, error) {
 	}
 	cfg, err := mapping.Load(path)
 	if err != nil {
-		var merrs mapping.Errors
-		if errors.As(err, &merrs) {
-			return nil, fmt.Errorf("%s:\n%w", path, err)
+		if t := a.v.GetString("table"); t != "" {
+			// Nothing else of the file is known; the table may be.
+			return &loaded{path: path, cfg: &mapping.Config{Target: mapping.TargetConfig{Table: t}}}, mappingLoadError(path, err)
 		}
-		return nil, usageError(err)
+		return nil, mappingLoadError(path, err)
 	}
 	if t := a.v.GetString("table"); t != "" {
 		cfg.Target.Table = t
@@ -71,7 +71,9 @@ func (a *app) loadWith(requireVars bool) (*loaded, error) {
 	}
 	static, err := mapping.Compile(cfg, nil, mapping.Options{Vars: vars, RequireVars: requireVars})
 	if err != nil {
-		return nil, fmt.Errorf("%s:\n%w", path, err)
+		// The file and its overrides are returned too, so that a report can
+		// still name the table.
+		return &loaded{path: path, cfg: cfg, vars: vars}, fmt.Errorf("%s:\n%w", path, err)
 	}
 	return &loaded{path: path, cfg: cfg, vars: vars, static: static}, nil
 }
@@ -213,4 +215,14 @@ func listTablesIfMissing(ctx context.Context, src source.Source, refs []source.T
 		}
 	}
 	return names
+}
+
+// mappingLoadError is a mapping file that did not load: mapping errors
+// with the file's name, anything else (unreadable) as invalid usage.
+func mappingLoadError(path string, err error) error {
+	var merrs mapping.Errors
+	if errors.As(err, &merrs) {
+		return fmt.Errorf("%s:\n%w", path, err)
+	}
+	return usageError(err)
 }
