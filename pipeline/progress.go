@@ -38,7 +38,7 @@ type EntityProgress struct {
 	// RowsRead is rows read, some of them still being written.
 	RowsRead int64 `json:"rows_read"`
 	// ResumedRows is rows done by earlier runs of the checkpoint.
-	ResumedRows  int64 `json:"resumed_rows"`
+	ResumedRows int64 `json:"resumed_rows"`
 	// ItemsWritten is items DynamoDB has acknowledged: what the bar and
 	// the ETA are based on.
 	ItemsWritten int64 `json:"items_written"`
