@@ -947,15 +947,23 @@ func (c *entityCompiler) condition(path string, w *Condition) *condPlan {
 	if w.NotNull {
 		n++
 	}
-	if n != 1 {
-		c.errs.add(path, "set exactly one of equals:, in: or not_null: true")
+	if w.IsNull {
+		n++
+	}
+	switch {
+	case n == 0:
+		// equals: null decodes as no equals: at all.
+		c.errs.add(path, "set one of equals:, in:, not_null: true or is_null: true (to test for NULL, write is_null: true, not equals: null)")
+		return nil
+	case n > 1:
+		c.errs.add(path, "set exactly one of equals:, in:, not_null: true or is_null: true")
 		return nil
 	}
 	i, _, found := c.column(path+".column", ParseColumnName(w.Column))
 	if !found {
 		return nil
 	}
-	cp := &condPlan{col: i, equals: w.Equals, notNull: w.NotNull}
+	cp := &condPlan{col: i, equals: w.Equals, notNull: w.NotNull, isNull: w.IsNull}
 	if len(w.In) > 0 {
 		cp.in = map[string]bool{}
 		for _, v := range w.In {

@@ -161,6 +161,8 @@ type Condition struct {
 	Equals  *string  `yaml:"equals"`
 	In      []string `yaml:"in"`
 	NotNull bool     `yaml:"not_null"`
+	// IsNull holds for rows where the column is NULL.
+	IsNull bool `yaml:"is_null"`
 }
 
 // AttributeSpec maps one attribute. In the file it is either a string (a

@@ -93,12 +93,13 @@ type condPlan struct {
 	equals  *string
 	in      map[string]bool
 	notNull bool
+	isNull  bool
 }
 
 func (c *condPlan) holds(row value.Row) bool {
 	v := row[c.col]
-	if v.IsNull() {
-		return false
+	if c.isNull || v.IsNull() {
+		return c.isNull && v.IsNull()
 	}
 	if c.notNull {
 		return true
