@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -287,6 +288,9 @@ func (at *attrPlan) eval(row value.Row, a *Arena, lim limits) (types.AttributeVa
 		if v.IsNull() {
 			return nil, nil
 		}
+		if at.setCol {
+			v = setMembers(v)
+		}
 	default:
 		if e, single := at.tmpl.Single(); single {
 			ev, ok, err := e.Eval(row)
@@ -399,4 +403,19 @@ func (e *EntityPlan) RowValues(row value.Row) map[string]value.Value {
 
 func (e *EntityPlan) rowError(row value.Row, attr string, err error) *RowError {
 	return &RowError{Entity: e.Name, SourceKey: e.SourceKey(row), Attribute: attr, Reason: err.Error(), Row: e.RowValues(row)}
+}
+
+// setMembers turns a MySQL SET value ("a,b", "" for the empty set) into the
+// list of its members. Members cannot contain commas (MySQL forbids it).
+func setMembers(v value.Value) value.Value {
+	if v.Kind != value.String {
+		return v
+	}
+	members := []value.Value{}
+	if v.S != "" {
+		for _, m := range strings.Split(v.S, ",") {
+			members = append(members, value.StringValue(m))
+		}
+	}
+	return value.ListValue(members)
 }

@@ -863,7 +863,10 @@ func (c *entityCompiler) attribute(path, name string, spec *AttributeSpec) *attr
 		if !found {
 			return nil
 		}
-		if !convertible(k, a.typ) {
+		if (a.typ == TypeSS || a.typ == TypeL) && k == value.String && c.isSetColumn(ParseColumnName(spec.From)) {
+			// A MySQL SET arrives as "a,b": its members make the set or list.
+			a.setCol = true
+		} else if !convertible(k, a.typ) {
 			c.errs.add(path, "column %s is %s and cannot be stored as %s", spec.From, k, a.typ)
 			return nil
 		}
@@ -906,6 +909,19 @@ func templateSuffix(s *AttributeSpec) string {
 		return ""
 	}
 	return ".template"
+}
+
+// isSetColumn reports whether the column is a MySQL SET.
+func (c *entityCompiler) isSetColumn(ref ColumnName) bool {
+	t := c.base
+	if ref.Alias != "" {
+		t = c.joins[ref.Alias]
+	}
+	if t == nil {
+		return false
+	}
+	col := t.Column(ref.Name)
+	return col != nil && strings.HasPrefix(strings.ToLower(col.DBType), "set(")
 }
 
 // convertible reports whether values of kind k can ever be stored as t.

@@ -86,6 +86,9 @@ type attrPlan struct {
 	tmpl     *Template
 	constant types.AttributeValue
 	when     *condPlan
+	// setCol: the column is a MySQL SET ("a,b"), stored as SS or L of its
+	// members.
+	setCol bool
 }
 
 type condPlan struct {
