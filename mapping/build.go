@@ -31,6 +31,11 @@ type Item struct {
 	// Origin is set by the pipeline to route the write acknowledgement back
 	// to the source row; mapping never reads it.
 	Origin any
+	// HalfKeys names the global indexes the item has only half the key of
+	// (one key template was NULL or empty): it is not in them, and the half
+	// it had was left off unless the table's key or another index needs it.
+	// plan reports them.
+	HalfKeys []string
 }
 
 // PartitionKey returns the partition-key part of Key.
@@ -147,6 +152,21 @@ func (it *ItemPlan) build(e *EntityPlan, row value.Row, a *Arena, lim limits) (I
 			attrs[e.ttlAttr] = av
 		}
 	}
+	var halves []string
+	for _, h := range it.halves {
+		_, hasPK := attrs[h.pk]
+		_, hasSK := attrs[h.sk]
+		if hasPK == hasSK {
+			continue
+		}
+		halves = append(halves, h.index)
+		if hasPK && h.dropPK {
+			delete(attrs, h.pk)
+		}
+		if hasSK && h.dropSK {
+			delete(attrs, h.sk)
+		}
+	}
 	size := ItemSize(attrs)
 	if size > lim.item {
 		// The size alone does not say which column to fix on a wide row:
@@ -154,7 +174,7 @@ func (it *ItemPlan) build(e *EntityPlan, row value.Row, a *Arena, lim limits) (I
 		name, n := largestAttribute(attrs)
 		return Item{}, e.rowError(row, "", fmt.Errorf("item is %d bytes (largest attribute %s, %d bytes); DynamoDB items are at most %d bytes (400 KB, names included)", size, name, n, MaxItemBytes))
 	}
-	return Item{Attrs: attrs, Key: key, PKLen: pkLen, Size: size, Entity: e, Type: it.Type}, nil
+	return Item{Attrs: attrs, Key: key, PKLen: pkLen, Size: size, Entity: e, Type: it.Type, HalfKeys: halves}, nil
 }
 
 // Sentinels that let an index key be left out (the sparse rule) where a

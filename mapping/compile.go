@@ -647,7 +647,7 @@ func (c *entityCompiler) compileItem(path, name string, spec *ItemSpec, parent *
 				ok = false
 				return
 			}
-			addAttr(&attrPlan{name: attr.Name, path: kpath, tmpl: t, col: -1, typ: attr.Type, keyType: attr.Type, keyLimit: keyLimit(ix, attr), when: when})
+			addAttr(&attrPlan{name: attr.Name, path: kpath, tmpl: t, col: -1, typ: attr.Type, keyType: attr.Type, keyLimit: keyLimit(ix, attr), when: when, fromIndex: true})
 		}
 		if !ix.Global && tmpls.PK != "" {
 			c.errs.add(ipath+".pk", "a local index shares the table's partition key; set only sk")
@@ -708,7 +708,54 @@ func (c *entityCompiler) compileItem(path, name string, spec *ItemSpec, parent *
 	if !ok {
 		return nil
 	}
+	it.halves = halfKeys(tbl, it.attrs)
 	return it
+}
+
+// halfKeys lists the global indexes with a sort key whose two key
+// attributes, neither of them the table's key, this item writes and so may
+// get one without the other (a NULL in one template, a column that is
+// NULL): such an item is not in the index, and the half it got is left off
+// when it exists only for that index (written by an index: template,
+// keying no other index).
+func halfKeys(tbl *TableSchema, attrs []*attrPlan) []halfKey {
+	tableKey := func(n string) bool { return n == tbl.PK.Name || (tbl.SK != nil && n == tbl.SK.Name) }
+	produced := map[string]bool{}
+	onlyIndex := map[string]bool{} // produced by index: templates alone, not attributes:
+	for _, a := range attrs {
+		if !produced[a.name] {
+			onlyIndex[a.name] = true
+		}
+		produced[a.name] = true
+		onlyIndex[a.name] = onlyIndex[a.name] && a.fromIndex
+	}
+	// keyUses counts the indexes each attribute keys.
+	keyUses := map[string]int{}
+	for _, ix := range tbl.Indexes {
+		keyUses[ix.PK.Name]++
+		if ix.SK != nil && ix.SK.Name != ix.PK.Name {
+			keyUses[ix.SK.Name]++
+		}
+	}
+	var out []halfKey
+	for _, ix := range tbl.Indexes {
+		if !ix.Global || ix.SK == nil {
+			continue // a local index's partition key is the table's: always there
+		}
+		pk, sk := ix.PK.Name, ix.SK.Name
+		// With the table's own key as one half, a missing other half is
+		// the ordinary sparse index: nothing is written in vain. An item
+		// that never writes one half is never in the index at all.
+		if tableKey(pk) || tableKey(sk) || !produced[pk] || !produced[sk] {
+			continue
+		}
+		out = append(out, halfKey{
+			index: ix.Name, pk: pk, sk: sk,
+			dropPK: onlyIndex[pk] && keyUses[pk] == 1,
+			dropSK: onlyIndex[sk] && keyUses[sk] == 1,
+		})
+	}
+	return out
 }
 
 // checkOverridden parses the entity's key.pk and index templates that

@@ -71,6 +71,17 @@ type ItemPlan struct {
 	ttl   *ttlPlan
 	// typeAV is the constant type attribute value.
 	typeAV types.AttributeValue
+	// halves are the global indexes this item may get half a key of.
+	halves []halfKey
+}
+
+// halfKey is a global index's two key attributes, and whether each may be
+// left off an item that has only it (it keys no other index and is not the
+// table's key).
+type halfKey struct {
+	index          string
+	pk, sk         string
+	dropPK, dropSK bool
 }
 
 // attrPlan computes one non-table-key attribute.
@@ -89,6 +100,8 @@ type attrPlan struct {
 	// setCol: the column is a MySQL SET ("a,b"), stored as SS or L of its
 	// members.
 	setCol bool
+	// fromIndex: written by an index: template, not by attributes:.
+	fromIndex bool
 }
 
 type condPlan struct {
