@@ -12,6 +12,15 @@ type Config struct {
 	Entities OrderedMap[*Entity] `yaml:"entities"`
 	Patterns []*AccessPattern    `yaml:"access_patterns"`
 	Defaults *EntityDefaults     `yaml:"defaults"`
+	Lint     *LintConfig         `yaml:"lint"`
+}
+
+// LintConfig acknowledges plan's findings the operator has judged.
+type LintConfig struct {
+	// Ignore lists check names (key.incomplete, index.partial_key, …):
+	// their findings are reported as acknowledged notes, and do not stop
+	// plan or migrate.
+	Ignore []string `yaml:"ignore"`
 }
 
 // SourceConfig says where rows come from.

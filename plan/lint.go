@@ -84,6 +84,7 @@ func Lint(p *mapping.Plan, schema *mapping.Schema, target *TargetInfo) []Finding
 	}
 	l.targetState()
 	out := []Finding(l.fs)
+	Acknowledge(out, p.Config.Lint)
 	sortFindings(out)
 	return out
 }

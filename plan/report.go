@@ -303,6 +303,7 @@ func assemble(in Input, opts Options, static []Finding, st *Stats) *Report {
 	est := Estimate(ein)
 	r.Estimates = &est
 
+	Acknowledge(a.fs, p.Config.Lint)
 	// Readers run concurrently: order data findings by entity, then text,
 	// so that a report does not depend on which shard finished first.
 	pos := map[string]int{}
@@ -320,6 +321,8 @@ func assemble(in Input, opts Options, static []Finding, st *Stats) *Report {
 	r.Findings = append(r.Findings, a.moreFindings()...)
 	r.Findings = append(r.Findings, a.collectionFindings(scale)...)
 	r.Findings = append(r.Findings, a.hotKeyFindings(sc, est.Duration.LoadSeconds)...)
+	Acknowledge(r.Findings, p.Config.Lint) // collection and hot-key findings too
+	r.Findings = append(r.Findings, unmatchedIgnores(r.Findings, p.Config.Lint)...)
 	r.Methods = a.methods(opts)
 	r.finish()
 	return r

@@ -78,6 +78,9 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 		return err
 	}
 	defer src.Close()
+	if err := a.lintGate(l, plan); err != nil {
+		return err
+	}
 	dsn, _ := l.dsn()
 	rep.Source = dsn.Identity()
 	fingerprint := plan.Fingerprint(dsn.Identity())

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/plan"
 	"github.com/dynafold/dynafold/sink"
 	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/source/drivers"
@@ -25,6 +26,8 @@ type loaded struct {
 	// static is the plan compiled without the source schema: it knows the
 	// table but has not checked columns.
 	static *mapping.Plan
+	// schema is the source schema connect compiled the full plan against.
+	schema *mapping.Schema
 }
 
 // load reads the mapping file named by --config and applies --table,
@@ -146,6 +149,7 @@ func (a *app) connect(ctx context.Context, l *loaded, maxConns int) (source.Sour
 		src.Close()
 		return nil, nil, fmt.Errorf("%s:\n%w", l.path, err)
 	}
+	l.schema = schema
 	return src, plan, nil
 }
 
@@ -225,4 +229,21 @@ func mappingLoadError(path string, err error) error {
 		return fmt.Errorf("%s:\n%w", path, err)
 	}
 	return usageError(err)
+}
+
+// lintGate stops a command that writes on the mapping errors plan reports
+// (exit 2 in both), unless the mapping acknowledges them in lint.ignore:
+// plan and migrate agree on what stops a run.
+func (a *app) lintGate(l *loaded, p *mapping.Plan) error {
+	var errs []string
+	for _, f := range plan.Lint(p, l.schema, nil) {
+		if f.Severity == plan.Error {
+			errs = append(errs, fmt.Sprintf("%s: %s (%s)", f.Path, f.Message, f.Check))
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return usageError(fmt.Errorf("%s: the mapping has %d errors, as dynafold plan reports:\n%s\nfix them, or acknowledge a finding you have judged with lint: {ignore: [CHECK]} in the mapping",
+		l.path, len(errs), strings.Join(errs, "\n")))
 }

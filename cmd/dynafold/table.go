@@ -40,6 +40,11 @@ func (a *app) createTable(cmd *cobra.Command, rep *report) error {
 	if err != nil {
 		return err
 	}
+	// The whole mapping, as far as it can be checked without the source:
+	// what plan would refuse (exit 2) is refused before anything exists.
+	if err := a.lintGate(l, l.static); err != nil {
+		return err
+	}
 	rep.Table = l.static.Table.Name
 	client, err := a.dynamo(cmd.Context(), l, 2)
 	if err != nil {
