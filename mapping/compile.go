@@ -910,7 +910,11 @@ func (c *entityCompiler) attribute(path, name string, spec *AttributeSpec) *attr
 		if !found {
 			return nil
 		}
-		if (a.typ == TypeSS || a.typ == TypeL) && k == value.String && c.isSetColumn(ParseColumnName(spec.From)) {
+		if col := c.columnOf(ParseColumnName(spec.From)); a.typ == TypeM && col != nil && col.Cast == source.CastWKT {
+			// A spatial column as M: GeoJSON, read through its own select
+			// expression beside the WKT one.
+			i = c.addSpatialJSON(ParseColumnName(spec.From), col)
+		} else if (a.typ == TypeSS || a.typ == TypeL) && k == value.String && c.isSetColumn(ParseColumnName(spec.From)) {
 			// A MySQL SET arrives as "a,b": its members make the set or list.
 			a.setCol = true
 		} else if !convertible(k, a.typ) {
@@ -958,17 +962,39 @@ func templateSuffix(s *AttributeSpec) string {
 	return ".template"
 }
 
-// isSetColumn reports whether the column is a MySQL SET.
-func (c *entityCompiler) isSetColumn(ref ColumnName) bool {
+// columnOf is the source column ref names, or nil.
+func (c *entityCompiler) columnOf(ref ColumnName) *source.Column {
 	t := c.base
 	if ref.Alias != "" {
 		t = c.joins[ref.Alias]
 	}
 	if t == nil {
-		return false
+		return nil
 	}
-	col := t.Column(ref.Name)
+	return t.Column(ref.Name)
+}
+
+// isSetColumn reports whether the column is a MySQL SET.
+func (c *entityCompiler) isSetColumn(ref ColumnName) bool {
+	col := c.columnOf(ref)
 	return col != nil && strings.HasPrefix(strings.ToLower(col.DBType), "set(")
+}
+
+// addSpatialJSON selects a spatial column as GeoJSON (once) and returns
+// its position.
+func (c *entityCompiler) addSpatialJSON(ref ColumnName, col *source.Column) int {
+	key := ColumnName{Alias: ref.Alias, Name: ref.Name + "\x00geojson"}
+	if i, ok := c.index[key]; ok {
+		return i
+	}
+	alias := ref.Alias
+	if alias == "" {
+		alias = c.defaultAlias
+	}
+	c.cols = append(c.cols, source.ColumnRef{Alias: alias, Name: ref.Name, Cast: source.CastGeoJSON, Kind: value.JSON})
+	c.kinds = append(c.kinds, value.JSON)
+	c.index[key] = len(c.cols) - 1
+	return len(c.cols) - 1
 }
 
 // convertible reports whether values of kind k can ever be stored as t.

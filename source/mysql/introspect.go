@@ -45,7 +45,9 @@ func kindOf(dataType, columnType string) (value.Kind, string) {
 	case "datetime", "timestamp":
 		return value.Timestamp, ""
 	case "geometry", "point", "linestring", "polygon", "multipoint", "multilinestring", "multipolygon", "geometrycollection":
-		return value.Bytes, ""
+		// Stored as an SRID and WKB, which mean nothing in an item: read as
+		// WKT text (a mapping's type: M reads GeoJSON instead).
+		return value.String, source.CastWKT
 	}
 	// char, varchar, text types, enum, set, time, uuid (MariaDB), inet6 …
 	return value.String, ""
