@@ -83,7 +83,8 @@ func (t *TerminalProgress) line(name string) string {
 		rows = Thousands(e.RowsRead) + "/~" + Thousands(e.Estimate) + " rows read"
 	}
 	if e.ResumedRows > 0 {
-		rows += " (" + Thousands(e.ResumedRows) + " by earlier runs)"
+		// Resumed: the counts are of the whole migration; say so.
+		rows += " (whole migration, " + Thousands(e.ResumedRows) + " rows by earlier runs)"
 	}
 	return fmt.Sprintf("%s  %s  %s items/s  %s rejected  %s", items, rows, ThousandsF(e.ItemsPerSec), Thousands(e.Rejected), eta)
 }

@@ -136,6 +136,19 @@ func TestHonestProgress(t *testing.T) {
 	require.Positive(t, held)
 	require.Less(t, held, int64(10*portfolios))
 
+	// 1b. Resumed on a terminal: the lines say their counts are of the
+	// whole migration; interrupted again.
+	p = startPTY(t, dir, nil, args...)
+	require.Eventually(t, func() bool { return strings.Contains(p.output(), "rows by earlier runs)") }, time.Minute, 50*time.Millisecond)
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGINT))
+	code = p.wait(t)
+	require.Contains(t, p.output(), "dynafold: resuming run ")
+	require.Regexp(t, `rows read \(whole migration, [\d,]+ rows by earlier runs\)`, p.output())
+	// The label shows within a second; what is left takes several at 300
+	// write units a second, so the run is still going when signalled.
+	require.Equal(t, exitInterrupted, code, p.output())
+	held = checkpointRows(ckpt)
+
 	// 2. Resumed, without a terminal: announced with the counts, progress
 	// as JSON lines, the summary labelled.
 	r = clitest.Run(t, dir, nil, append(args, "--progress", "json", "--output", "text")...)
