@@ -1,7 +1,7 @@
 # dynafold — common tasks. `make test` and `make demo` work on a fresh
 # Debian machine with Go and Node: they install and start what they need.
 
-.PHONY: build test demo bench services services-stop lint
+.PHONY: build test demo bench services services-stop lint test-private-dir
 
 build:
 	go build -o bin/dynafold ./cmd/dynafold
@@ -20,6 +20,9 @@ services:
 
 services-stop:
 	bash scripts/services.sh stop
+
+test-private-dir:
+	bash scripts/test-private-dir.sh
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)

@@ -38,6 +38,26 @@ type FileStore struct {
 	doc  document
 	next int // index of the next shard Claim considers
 	now  func() time.Time
+	// saved is what Open found in the file, for announcing the run.
+	saved *Saved
+}
+
+// Saved describes the run a checkpoint file held when Open read it.
+type Saved struct {
+	Meta     Meta
+	Complete bool
+	Started  time.Time
+	Updated  time.Time
+	// Rows is rows acknowledged over every run of it.
+	Rows int64
+}
+
+// Saved returns what the checkpoint file held when Open read it, or nil
+// when there was none.
+func (f *FileStore) Saved() *Saved {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.saved
 }
 
 var _ Store = (*FileStore)(nil)
@@ -87,6 +107,13 @@ func (f *FileStore) Open(_ context.Context, meta Meta, force bool) (bool, error)
 		return false, err
 	}
 	now := f.now().UTC()
+	f.saved = nil
+	if saved != nil {
+		f.saved = &Saved{Meta: saved.Meta, Complete: saved.Complete, Started: saved.Started, Updated: saved.Updated}
+		for _, sh := range saved.Shards {
+			f.saved.Rows += sh.Rows
+		}
+	}
 	if saved == nil || saved.Complete {
 		f.doc = document{Version: fileVersion, Meta: meta, Started: now, Updated: now}
 		return false, nil

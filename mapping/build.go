@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -41,6 +42,11 @@ type Item struct {
 	// holds only the key attributes (live sync removes items a row no
 	// longer produces).
 	Delete bool
+	// HalfKeys names the global indexes the item has only half the key of
+	// (one key template was NULL or empty): it is not in them, and the half
+	// it had was left off unless the table's key or another index needs it.
+	// plan reports them.
+	HalfKeys []string
 }
 
 // PartitionKey returns the partition-key part of Key.
@@ -163,6 +169,21 @@ func (it *ItemPlan) build(e *EntityPlan, row value.Row, a *Arena, lim limits) (I
 			attrs[e.ttlAttr] = av
 		}
 	}
+	var halves []string
+	for _, h := range it.halves {
+		_, hasPK := attrs[h.pk]
+		_, hasSK := attrs[h.sk]
+		if hasPK == hasSK {
+			continue
+		}
+		halves = append(halves, h.index)
+		if hasPK && h.dropPK {
+			delete(attrs, h.pk)
+		}
+		if hasSK && h.dropSK {
+			delete(attrs, h.sk)
+		}
+	}
 	size := ItemSize(attrs)
 	if size > lim.item {
 		// The size alone does not say which column to fix on a wide row:
@@ -170,7 +191,7 @@ func (it *ItemPlan) build(e *EntityPlan, row value.Row, a *Arena, lim limits) (I
 		name, n := largestAttribute(attrs)
 		return Item{}, e.rowError(row, "", fmt.Errorf("item is %d bytes (largest attribute %s, %d bytes); DynamoDB items are at most %d bytes (400 KB, names included)", size, name, n, MaxItemBytes))
 	}
-	return Item{Attrs: attrs, Key: key, PKLen: pkLen, Size: size, Entity: e, Type: it.Type}, nil
+	return Item{Attrs: attrs, Key: key, PKLen: pkLen, Size: size, Entity: e, Type: it.Type, HalfKeys: halves}, nil
 }
 
 // Sentinels that let an index key be left out (the sparse rule) where a
@@ -304,6 +325,9 @@ func (at *attrPlan) eval(row value.Row, a *Arena, lim limits) (types.AttributeVa
 		if v.IsNull() {
 			return nil, nil
 		}
+		if at.setCol {
+			v = setMembers(v)
+		}
 	default:
 		if e, single := at.tmpl.Single(); single {
 			ev, ok, err := e.Eval(row)
@@ -416,4 +440,19 @@ func (e *EntityPlan) RowValues(row value.Row) map[string]value.Value {
 
 func (e *EntityPlan) rowError(row value.Row, attr string, err error) *RowError {
 	return &RowError{Entity: e.Name, SourceKey: e.SourceKey(row), Attribute: attr, Reason: err.Error(), Row: e.RowValues(row)}
+}
+
+// setMembers turns a MySQL SET value ("a,b", "" for the empty set) into the
+// list of its members. Members cannot contain commas (MySQL forbids it).
+func setMembers(v value.Value) value.Value {
+	if v.Kind != value.String {
+		return v
+	}
+	members := []value.Value{}
+	if v.S != "" {
+		for _, m := range strings.Split(v.S, ",") {
+			members = append(members, value.StringValue(m))
+		}
+	}
+	return value.ListValue(members)
 }

@@ -22,6 +22,9 @@ type Schema struct {
 	// DefaultSchema qualifies unqualified table names when looking them up
 	// (empty: as written).
 	DefaultSchema string
+	// Names lists the source's tables, when known, so that a table that
+	// does not exist can be told apart from one spelled in another case.
+	Names []source.TableRef
 }
 
 // Options tune Compile.
@@ -164,9 +167,41 @@ func (c *entityCompiler) lookup(path, name string) *source.Table {
 	}
 	t := c.schema.Tables[ref]
 	if t == nil {
-		c.errs.add(path, "table %q does not exist in the source", ref)
+		c.errs.add(path, "table %q does not exist in the source%s", ref, c.tableHint(ref))
 	}
 	return t
+}
+
+// tableHint names the table the user probably meant: the same name in
+// another case (identifiers are quoted, so case matters), or a near miss.
+func (c *entityCompiler) tableHint(ref source.TableRef) string {
+	var names []string
+	for _, n := range c.schema.Names {
+		if n.Schema != ref.Schema {
+			continue
+		}
+		if strings.EqualFold(n.Name, ref.Name) {
+			return fmt.Sprintf(" (did you mean %q? names are case-sensitive)", n.Name)
+		}
+		names = append(names, n.Name)
+	}
+	if s := suggest(ref.Name, names); s != "" {
+		return fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return ""
+}
+
+// reversedOn explains a join's on: written {child_column: parent_column}
+// when that is what it looks like: the key is a column of this entity's
+// table, not the joined one, and the value a column of the joined table.
+func (c *entityCompiler) reversedOn(joined *source.Table, key, val string) string {
+	ref := ParseColumnName(val)
+	if ref.Alias != "" || c.base == nil || joined.Column(ref.Name) == nil || c.base.Column(key) == nil {
+		return ""
+	}
+	return fmt.Sprintf("written the wrong way round: on: pairs {parent_column: child_column}, the joined table's column first; "+
+		"%q is a column of %s (this entity's table) and %q of %s (the joined table), so write on: {%s: %s}",
+		key, c.base.Ref, ref.Name, joined.Ref, ref.Name, key)
 }
 
 func (c *entityCompiler) compile(defaults *EntityDefaults) *EntityPlan {
@@ -368,6 +403,11 @@ func (c *entityCompiler) compileJoins(q *source.Query) {
 				continue
 			}
 			if t.Column(on.Key) == nil {
+				if msg := c.reversedOn(t, on.Key, on.Value); msg != "" {
+					c.errs.add(path+".on", "%s", msg)
+					ok = false
+					continue
+				}
 				c.errs.add(path+".on."+on.Key, "%s", c.unknown(t, on.Key))
 				ok = false
 				continue
@@ -613,7 +653,7 @@ func (c *entityCompiler) compileItem(path, name string, spec *ItemSpec, parent *
 				ok = false
 				return
 			}
-			addAttr(&attrPlan{name: attr.Name, path: kpath, tmpl: t, col: -1, typ: attr.Type, keyType: attr.Type, keyLimit: keyLimit(ix, attr), when: when})
+			addAttr(&attrPlan{name: attr.Name, path: kpath, tmpl: t, col: -1, typ: attr.Type, keyType: attr.Type, keyLimit: keyLimit(ix, attr), when: when, fromIndex: true})
 		}
 		if !ix.Global && tmpls.PK != "" {
 			c.errs.add(ipath+".pk", "a local index shares the table's partition key; set only sk")
@@ -674,7 +714,54 @@ func (c *entityCompiler) compileItem(path, name string, spec *ItemSpec, parent *
 	if !ok {
 		return nil
 	}
+	it.halves = halfKeys(tbl, it.attrs)
 	return it
+}
+
+// halfKeys lists the global indexes with a sort key whose two key
+// attributes, neither of them the table's key, this item writes and so may
+// get one without the other (a NULL in one template, a column that is
+// NULL): such an item is not in the index, and the half it got is left off
+// when it exists only for that index (written by an index: template,
+// keying no other index).
+func halfKeys(tbl *TableSchema, attrs []*attrPlan) []halfKey {
+	tableKey := func(n string) bool { return n == tbl.PK.Name || (tbl.SK != nil && n == tbl.SK.Name) }
+	produced := map[string]bool{}
+	onlyIndex := map[string]bool{} // produced by index: templates alone, not attributes:
+	for _, a := range attrs {
+		if !produced[a.name] {
+			onlyIndex[a.name] = true
+		}
+		produced[a.name] = true
+		onlyIndex[a.name] = onlyIndex[a.name] && a.fromIndex
+	}
+	// keyUses counts the indexes each attribute keys.
+	keyUses := map[string]int{}
+	for _, ix := range tbl.Indexes {
+		keyUses[ix.PK.Name]++
+		if ix.SK != nil && ix.SK.Name != ix.PK.Name {
+			keyUses[ix.SK.Name]++
+		}
+	}
+	var out []halfKey
+	for _, ix := range tbl.Indexes {
+		if !ix.Global || ix.SK == nil {
+			continue // a local index's partition key is the table's: always there
+		}
+		pk, sk := ix.PK.Name, ix.SK.Name
+		// With the table's own key as one half, a missing other half is
+		// the ordinary sparse index: nothing is written in vain. An item
+		// that never writes one half is never in the index at all.
+		if tableKey(pk) || tableKey(sk) || !produced[pk] || !produced[sk] {
+			continue
+		}
+		out = append(out, halfKey{
+			index: ix.Name, pk: pk, sk: sk,
+			dropPK: onlyIndex[pk] && keyUses[pk] == 1,
+			dropSK: onlyIndex[sk] && keyUses[sk] == 1,
+		})
+	}
+	return out
 }
 
 // checkOverridden parses the entity's key.pk and index templates that
@@ -829,7 +916,14 @@ func (c *entityCompiler) attribute(path, name string, spec *AttributeSpec) *attr
 		if !found {
 			return nil
 		}
-		if !convertible(k, a.typ) {
+		if col := c.columnOf(ParseColumnName(spec.From)); a.typ == TypeM && col != nil && col.Cast == source.CastWKT {
+			// A spatial column as M: GeoJSON, read through its own select
+			// expression beside the WKT one.
+			i = c.addSpatialJSON(ParseColumnName(spec.From), col)
+		} else if (a.typ == TypeSS || a.typ == TypeL) && k == value.String && c.isSetColumn(ParseColumnName(spec.From)) {
+			// A MySQL SET arrives as "a,b": its members make the set or list.
+			a.setCol = true
+		} else if !convertible(k, a.typ) {
 			c.errs.add(path, "column %s is %s and cannot be stored as %s", spec.From, k, a.typ)
 			return nil
 		}
@@ -874,6 +968,41 @@ func templateSuffix(s *AttributeSpec) string {
 	return ".template"
 }
 
+// columnOf is the source column ref names, or nil.
+func (c *entityCompiler) columnOf(ref ColumnName) *source.Column {
+	t := c.base
+	if ref.Alias != "" {
+		t = c.joins[ref.Alias]
+	}
+	if t == nil {
+		return nil
+	}
+	return t.Column(ref.Name)
+}
+
+// isSetColumn reports whether the column is a MySQL SET.
+func (c *entityCompiler) isSetColumn(ref ColumnName) bool {
+	col := c.columnOf(ref)
+	return col != nil && strings.HasPrefix(strings.ToLower(col.DBType), "set(")
+}
+
+// addSpatialJSON selects a spatial column as GeoJSON (once) and returns
+// its position.
+func (c *entityCompiler) addSpatialJSON(ref ColumnName, col *source.Column) int {
+	key := ColumnName{Alias: ref.Alias, Name: ref.Name + "\x00geojson"}
+	if i, ok := c.index[key]; ok {
+		return i
+	}
+	alias := ref.Alias
+	if alias == "" {
+		alias = c.defaultAlias
+	}
+	c.cols = append(c.cols, source.ColumnRef{Alias: alias, Name: ref.Name, Cast: source.CastGeoJSON, Kind: value.JSON})
+	c.kinds = append(c.kinds, value.JSON)
+	c.index[key] = len(c.cols) - 1
+	return len(c.cols) - 1
+}
+
 // convertible reports whether values of kind k can ever be stored as t.
 func convertible(k value.Kind, t AttrType) bool {
 	if k == value.Null {
@@ -913,15 +1042,23 @@ func (c *entityCompiler) condition(path string, w *Condition) *condPlan {
 	if w.NotNull {
 		n++
 	}
-	if n != 1 {
-		c.errs.add(path, "set exactly one of equals:, in: or not_null: true")
+	if w.IsNull {
+		n++
+	}
+	switch {
+	case n == 0:
+		// equals: null decodes as no equals: at all.
+		c.errs.add(path, "set one of equals:, in:, not_null: true or is_null: true (to test for NULL, write is_null: true, not equals: null)")
+		return nil
+	case n > 1:
+		c.errs.add(path, "set exactly one of equals:, in:, not_null: true or is_null: true")
 		return nil
 	}
 	i, _, found := c.column(path+".column", ParseColumnName(w.Column))
 	if !found {
 		return nil
 	}
-	cp := &condPlan{col: i, equals: w.Equals, notNull: w.NotNull}
+	cp := &condPlan{col: i, equals: w.Equals, notNull: w.NotNull, isNull: w.IsNull}
 	if len(w.In) > 0 {
 		cp.in = map[string]bool{}
 		for _, v := range w.In {

@@ -12,6 +12,7 @@ type Config struct {
 	Entities OrderedMap[*Entity] `yaml:"entities"`
 	Patterns []*AccessPattern    `yaml:"access_patterns"`
 	Defaults *EntityDefaults     `yaml:"defaults"`
+	Lint     *LintConfig         `yaml:"lint"`
 	// Changes declares, per source table, the column that says when a row
 	// last changed (and optionally a soft-delete column), for incremental
 	// runs: table name → columns.
@@ -25,6 +26,14 @@ type ChangeSpec struct {
 	// Deleted is an optional soft-delete column: a row where it is not
 	// NULL is deleted, and makes no item.
 	Deleted string `yaml:"deleted"`
+}
+
+// LintConfig acknowledges plan's findings the operator has judged.
+type LintConfig struct {
+	// Ignore lists check names (key.incomplete, index.partial_key, …):
+	// their findings are reported as acknowledged notes, and do not stop
+	// plan or migrate.
+	Ignore []string `yaml:"ignore"`
 }
 
 // SourceConfig says where rows come from.
@@ -174,6 +183,8 @@ type Condition struct {
 	Equals  *string  `yaml:"equals"`
 	In      []string `yaml:"in"`
 	NotNull bool     `yaml:"not_null"`
+	// IsNull holds for rows where the column is NULL.
+	IsNull bool `yaml:"is_null"`
 }
 
 // AttributeSpec maps one attribute. In the file it is either a string (a

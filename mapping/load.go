@@ -424,3 +424,7 @@ func levenshtein(a, b string) int {
 	}
 	return prev[len(rb)]
 }
+
+// Suggest returns the entry of known closest to s (ignoring case), when it
+// is close enough to be a likely typo, else "".
+func Suggest(s string, known []string) string { return suggest(s, known) }

@@ -77,6 +77,17 @@ type ItemPlan struct {
 	ttl   *ttlPlan
 	// typeAV is the constant type attribute value.
 	typeAV types.AttributeValue
+	// halves are the global indexes this item may get half a key of.
+	halves []halfKey
+}
+
+// halfKey is a global index's two key attributes, and whether each may be
+// left off an item that has only it (it keys no other index and is not the
+// table's key).
+type halfKey struct {
+	index          string
+	pk, sk         string
+	dropPK, dropSK bool
 }
 
 // attrPlan computes one non-table-key attribute.
@@ -92,6 +103,11 @@ type attrPlan struct {
 	tmpl     *Template
 	constant types.AttributeValue
 	when     *condPlan
+	// setCol: the column is a MySQL SET ("a,b"), stored as SS or L of its
+	// members.
+	setCol bool
+	// fromIndex: written by an index: template, not by attributes:.
+	fromIndex bool
 }
 
 type condPlan struct {
@@ -99,12 +115,13 @@ type condPlan struct {
 	equals  *string
 	in      map[string]bool
 	notNull bool
+	isNull  bool
 }
 
 func (c *condPlan) holds(row value.Row) bool {
 	v := row[c.col]
-	if v.IsNull() {
-		return false
+	if c.isNull || v.IsNull() {
+		return c.isNull && v.IsNull()
 	}
 	if c.notNull {
 		return true

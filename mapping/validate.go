@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dynafold/dynafold/source"
 )
 
 // validateStatic checks the parts of the file that do not depend on the
@@ -18,7 +20,12 @@ func validateStatic(cfg *Config, errs *Errors) *TableSchema {
 	switch cfg.Source.Driver {
 	case "postgres", "mysql":
 	case "":
-		errs.add("source.driver", "missing the source driver (postgres or mysql)")
+		// The DSN's form names the driver (postgres://, mysql://,
+		// user:pw@tcp(…)); a DSN given on the command line or in the
+		// environment is checked when it is parsed.
+		if dsn := cfg.Source.DSN; dsn != "" && source.InferDriver(dsn) == "" {
+			errs.add("source.driver", "missing the source driver: the DSN's form does not name one (postgres://…, mysql://… or user:password@tcp(host:port)/db do); set driver: postgres or mysql")
+		}
 	default:
 		errs.add("source.driver", "unknown driver %q (postgres or mysql)", cfg.Source.Driver)
 	}

@@ -69,6 +69,9 @@ type Options struct {
 	// sink; an error stops the run. Live sync records there which item
 	// keys each row produces. It is called concurrently.
 	OnBuilt func(rows []BuiltRow) error
+	// OnStart, if set, is called once the run knows what it resumes and
+	// how much there is, before the first row is read: for announcing it.
+	OnStart func(StartInfo)
 }
 
 // BuiltRow is one source row and the items built from it.
@@ -76,6 +79,17 @@ type BuiltRow struct {
 	Entity *mapping.EntityPlan
 	Key    []value.Value
 	Items  []mapping.Item
+}
+
+// StartInfo is what a run knows before it reads.
+type StartInfo struct {
+	// Resumed: the checkpoint's saved positions are used.
+	Resumed bool
+	// RowsDone is rows the checkpoint holds as written (0 unless resumed).
+	RowsDone int64
+	// RowsEstimate is the rows of every entity (estimated unless
+	// ExactCounts), -1 when some entity's count is unknown.
+	RowsEstimate int64
 }
 
 func (o *Options) defaults() {
@@ -152,6 +166,10 @@ type run struct {
 	// inFlight weighs rows between read and acknowledgement (see
 	// Options.MaxInFlight).
 	inFlight *semaphore.Weighted
+	// rate watches the sink's write rate, when it has one.
+	rate *rateWatch
+	// meter measures the write rate between progress snapshots.
+	meter progressMeter
 
 	interrupted atomic.Bool
 	// writerErr is an error policy's verdict raised inside a sink callback,
@@ -170,7 +188,8 @@ type entityRun struct {
 // where the run got as far as reading.
 func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 	opts.defaults()
-	r := &run{job: job, opts: opts, entities: map[string]*entityRun{}, started: time.Now(), inFlight: semaphore.NewWeighted(opts.MaxInFlight)}
+	r := &run{job: job, opts: opts, entities: map[string]*entityRun{}, started: time.Now(), inFlight: semaphore.NewWeighted(opts.MaxInFlight), rate: newRateWatch(job.Sink)}
+	r.meter.at = r.started
 	for _, ep := range job.Plan.Entities {
 		er := &entityRun{plan: ep, stats: newEntityStats()}
 		r.entities[ep.Name] = er
@@ -179,6 +198,11 @@ func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 	resumed, err := job.Store.Open(ctx, job.Meta, job.Force)
 	if err != nil {
 		return nil, err
+	}
+	if resumed {
+		opts.Logger.Info("resuming the saved run", "run_id", job.Meta.RunID, "started", job.Store.Started())
+	} else {
+		opts.Logger.Info("starting a new run", "run_id", job.Meta.RunID)
 	}
 	for _, er := range r.order {
 		q := er.plan.Query
@@ -199,6 +223,18 @@ func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 			er.stats.estimate = -1
 		}
 	}
+	if opts.OnStart != nil {
+		si := StartInfo{Resumed: resumed}
+		for _, er := range r.order {
+			si.RowsDone += er.stats.resumedRows
+			if er.stats.estimate < 0 || si.RowsEstimate < 0 {
+				si.RowsEstimate = -1
+			} else {
+				si.RowsEstimate += er.stats.estimate
+			}
+		}
+		opts.OnStart(si)
+	}
 	r.policy, err = newPolicy(opts.RejectFile, job.Meta.RunID, opts.MaxRejects, opts.MaxRejectsSet)
 	if err != nil {
 		return nil, err
@@ -213,6 +249,9 @@ func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 	runErr := r.stages(ctx)
 
 	flushErr := job.Store.Flush(context.Background())
+	if flushErr == nil {
+		r.logSaved(ctx)
+	}
 	sum := r.summary(resumed)
 	switch {
 	case runErr != nil:
@@ -326,6 +365,7 @@ func (r *run) stages(ctx context.Context) error {
 		select {
 		case err := <-done:
 			close(finished)
+			r.watchRate()
 			if r.opts.Progress != nil {
 				r.opts.Progress.Update(r.progress(true))
 			}
@@ -336,8 +376,11 @@ func (r *run) stages(ctx context.Context) error {
 		case <-ticker.C:
 			if err := r.job.Store.Flush(gctx); err != nil && gctx.Err() == nil {
 				r.opts.Logger.Warn("saving checkpoint failed; will retry", "error", err)
+			} else if err == nil {
+				r.logSaved(ctx)
 			}
 		case <-progressTick.C:
+			r.watchRate()
 			if r.opts.Progress != nil {
 				r.opts.Progress.Update(r.progress(false))
 			}
@@ -371,7 +414,11 @@ func (r *run) reader(ctx context.Context, out chan<- []*ticket) error {
 }
 
 func (r *run) readShard(ctx context.Context, er *entityRun, shard *checkpoint.Shard, out chan<- []*ticket) error {
+	r.opts.Logger.Debug("shard started", "entity", er.plan.Name, "shard", shard.ID, "resuming", shard.After != nil)
 	tr := newTracker(shard, r.job.Store, r.inFlight)
+	tr.onDone = func() {
+		r.opts.Logger.Debug("shard done: every row acknowledged", "entity", er.plan.Name, "shard", shard.ID)
+	}
 	nkey := len(er.plan.Query.Key)
 	er.stats.begin()
 	chunk := make([]*ticket, 0, chunkRows)
@@ -425,6 +472,7 @@ func (r *run) readShard(ctx context.Context, er *entityRun, shard *checkpoint.Sh
 		return &ResumableError{Err: fmt.Errorf("reading entity %s shard %d: %w", er.plan.Name, shard.ID, err)}
 	}
 	tr.finishRead()
+	r.opts.Logger.Debug("shard read to its end", "entity", er.plan.Name, "shard", shard.ID)
 	return nil
 }
 
@@ -570,4 +618,5 @@ func (r *run) Retried(items []*mapping.Item, throttled bool) {
 			er.stats.throttled.Add(1)
 		}
 	}
+	r.opts.Logger.Debug("write request retried", "items", len(items), "throttled", throttled)
 }

@@ -11,13 +11,17 @@ import (
 )
 
 // TerminalProgress is a live multi-line display: one bar per entity with
-// rows read against the estimate, items written, rate and ETA.
+// items acknowledged by DynamoDB against the estimate, rows read, rate and
+// ETA, and a last line for the writes: write units
+// per second, throttled requests and the active rate cap.
 type TerminalProgress struct {
-	p    *mpb.Progress
-	bars map[string]*mpb.Bar
-	// mu guards last, which mpb's render goroutine reads.
-	mu   sync.Mutex
-	last map[string]EntityProgress
+	p      *mpb.Progress
+	bars   map[string]*mpb.Bar
+	writes *mpb.Bar
+	// mu guards last and lastSnap, which mpb's render goroutine reads.
+	mu       sync.Mutex
+	last     map[string]EntityProgress
+	lastSnap Snapshot
 }
 
 // NewTerminalProgress draws on w, which should be a terminal.
@@ -31,6 +35,9 @@ func NewTerminalProgress(w io.Writer) *TerminalProgress {
 
 // Update implements Progress.
 func (t *TerminalProgress) Update(s Snapshot) {
+	t.mu.Lock()
+	t.lastSnap = s
+	t.mu.Unlock()
 	for _, e := range s.Entities {
 		t.mu.Lock()
 		t.last[e.Entity] = e
@@ -38,18 +45,24 @@ func (t *TerminalProgress) Update(s Snapshot) {
 		b := t.bars[e.Entity]
 		if b == nil {
 			name := e.Entity
-			b = t.p.AddBar(max(e.Estimate, 0),
+			b = t.p.AddBar(max(e.ItemsEstimate, 0),
 				mpb.PrependDecorators(decor.Name(name, decor.WCSyncSpaceR)),
 				mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return t.line(name) }, decor.WCSyncSpace)),
 			)
 			t.bars[e.Entity] = b
 		}
-		total := e.Estimate
-		if total < e.RowsRead {
-			total = e.RowsRead
-		}
-		b.SetTotal(total, s.Final)
-		b.SetCurrent(e.RowsRead)
+		total := max(e.ItemsEstimate, e.ItemsWritten)
+		// Full only when every expected item is acknowledged: an
+		// interrupted run's bars stay where they stopped.
+		b.SetTotal(total, s.Final && e.ItemsWritten >= total)
+		b.SetCurrent(e.ItemsWritten)
+	}
+	if t.writes == nil {
+		t.writes = t.p.New(0, mpb.NopStyle(), mpb.BarPriority(1<<30),
+			mpb.PrependDecorators(decor.Any(func(decor.Statistics) string { return t.writesLine() })))
+	}
+	if s.Final {
+		t.writes.SetTotal(-1, true)
 	}
 }
 
@@ -59,14 +72,38 @@ func (t *TerminalProgress) line(name string) string {
 	t.mu.Unlock()
 	eta := "ETA —"
 	if e.ETA >= 0 {
-		eta = "ETA " + (time.Duration(e.ETA) * time.Second).String()
+		eta = "ETA " + shortDuration(e.ETA)
 	}
-	rows := fmt.Sprintf("%d rows", e.RowsRead)
+	items := Thousands(e.ItemsWritten) + " items written"
+	if e.ItemsEstimate > 0 {
+		items = Thousands(e.ItemsWritten) + "/~" + Thousands(e.ItemsEstimate) + " items written"
+	}
+	rows := Thousands(e.RowsRead) + " rows read"
 	if e.Estimate > 0 {
-		rows = fmt.Sprintf("%d/~%d rows", e.RowsRead, e.Estimate)
+		rows = Thousands(e.RowsRead) + "/~" + Thousands(e.Estimate) + " rows read"
 	}
-	return fmt.Sprintf("%s  %d items  %.0f items/s  %d rejected  %s", rows, e.ItemsWritten, e.ItemsPerSec, e.Rejected, eta)
+	if e.ResumedRows > 0 {
+		// Resumed: the counts are of the whole migration; say so.
+		rows += " (whole migration, " + Thousands(e.ResumedRows) + " rows by earlier runs)"
+	}
+	return fmt.Sprintf("%s  %s  %s items/s  %s rejected  %s", items, rows, ThousandsF(e.ItemsPerSec), Thousands(e.Rejected), eta)
 }
+
+func (t *TerminalProgress) writesLine() string {
+	t.mu.Lock()
+	s := t.lastSnap
+	t.mu.Unlock()
+	limit := "no rate cap"
+	if s.RateCap > 0 {
+		limit = "rate cap " + ThousandsF(s.RateCap) + " WCU/s"
+	}
+	return fmt.Sprintf("writes: %s WCU/s  %s throttled requests  %s", ThousandsF(s.WCUPerSec), Thousands(s.Throttled), limit)
+}
+
+// Writer prints whole lines above the bars, so that log lines and
+// messages are not covered by the next redraw. It fails once the display
+// is closed.
+func (t *TerminalProgress) Writer() io.Writer { return t.p }
 
 // Close implements Progress.
 func (t *TerminalProgress) Close() {
@@ -74,6 +111,9 @@ func (t *TerminalProgress) Close() {
 		if !b.Completed() {
 			b.Abort(false)
 		}
+	}
+	if t.writes != nil && !t.writes.Completed() {
+		t.writes.Abort(false)
 	}
 	t.p.Wait()
 }

@@ -66,9 +66,20 @@ type EntitySummary struct {
 	ItemsPerSec  float64 `json:"items_per_second"`
 	Shards       int     `json:"shards"`
 	ShardsDone   int64   `json:"shards_done"`
-	// Checkpoint totals include what earlier, resumed runs wrote.
+	// Checkpoint totals include what earlier, resumed runs wrote;
+	// ResumedRows and ResumedItems are the part of them that those
+	// earlier runs did.
 	CheckpointRows  int64 `json:"checkpoint_rows"`
 	CheckpointItems int64 `json:"checkpoint_items"`
+	ResumedRows     int64 `json:"resumed_rows"`
+	ResumedItems    int64 `json:"resumed_items"`
+}
+
+// ReadAhead is rows this run read whose items were not all acknowledged
+// by its end: the checkpoint does not hold them, and a resumed run reads
+// them again.
+func (e EntitySummary) ReadAhead() int64 {
+	return max(e.RowsRead-(e.CheckpointRows-e.ResumedRows), 0)
 }
 
 // Summary is what a run did.
@@ -138,6 +149,8 @@ func (r *run) summary(resumed bool) *Summary {
 			ShardsDone:      ckpt[er.plan.Name][2],
 			CheckpointRows:  ckpt[er.plan.Name][0],
 			CheckpointItems: ckpt[er.plan.Name][1],
+			ResumedRows:     st.resumedRows,
+			ResumedItems:    st.resumedItems,
 		}
 		if e.Seconds > 0 {
 			e.ItemsPerSec = float64(e.ItemsWritten) / e.Seconds
@@ -155,6 +168,8 @@ func (r *run) summary(resumed bool) *Summary {
 		t.ShardsDone += e.ShardsDone
 		t.CheckpointRows += e.CheckpointRows
 		t.CheckpointItems += e.CheckpointItems
+		t.ResumedRows += e.ResumedRows
+		t.ResumedItems += e.ResumedItems
 	}
 	t.Seconds = s.Seconds
 	if t.Seconds > 0 {

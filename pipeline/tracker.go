@@ -24,6 +24,8 @@ type tracker struct {
 	readDone bool
 	// done is closed when the shard is read and every row is settled.
 	done chan struct{}
+	// onDone, if set, is called once then (for the log).
+	onDone func()
 }
 
 func newTracker(s *checkpoint.Shard, store checkpoint.Store, inFlight *semaphore.Weighted) *tracker {
@@ -124,6 +126,9 @@ func (t *tracker) advanceLocked() {
 		default:
 			t.store.Done(t.shard)
 			close(t.done)
+			if t.onDone != nil {
+				t.onDone()
+			}
 		}
 	}
 }

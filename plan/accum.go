@@ -46,6 +46,11 @@ type idxAcc struct {
 	items, bytes, units int64
 	maxPK               int
 	pk                  *keyCounter // global indexes only
+	// half counts, per entity, items with only half the index's key, and
+	// keeps the smallest source key of one (the same whatever order rows
+	// arrive in).
+	half        map[string]int64
+	halfExample map[string]string
 }
 
 func newAggregator(p *mapping.Plan, shapes []indexShape, opts Options) *aggregator {
@@ -55,7 +60,7 @@ func newAggregator(p *mapping.Plan, shapes []indexShape, opts Options) *aggregat
 		a.ents = append(a.ents, &entAcc{idxItems: make([]int64, len(shapes)), idxUnits: make([]int64, len(shapes))})
 	}
 	for _, s := range shapes {
-		ia := &idxAcc{}
+		ia := &idxAcc{half: map[string]int64{}, halfExample: map[string]string{}}
 		if s.ix.Global {
 			ia.pk = newKeyCounter(opts.MaxKeys, opts.HeavyHitters)
 		} else {
@@ -141,6 +146,14 @@ func (a *aggregator) item(ro *rowObs, ep *mapping.EntityPlan, e *entAcc, it *ite
 
 	collection := size
 	for j, io := range it.idx {
+		if io.half {
+			ia := a.idx[j]
+			ia.half[ep.Name]++
+			k := mapping.KeyStringOf(ep.SourceKey(ro.srcKey))
+			if ex, ok := ia.halfExample[ep.Name]; !ok || k < ex {
+				ia.halfExample[ep.Name] = k
+			}
+		}
 		if !io.in {
 			continue
 		}

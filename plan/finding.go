@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/dynafold/dynafold/mapping"
@@ -51,6 +52,40 @@ type Finding struct {
 	Path    string `json:"path,omitempty"`
 	Entity  string `json:"entity,omitempty"`
 	Message string `json:"message"`
+	// Acknowledged: the mapping's lint.ignore lists the check; the finding
+	// is reported as a note and stops nothing. Severity keeps what it was.
+	Acknowledged bool     `json:"acknowledged,omitempty"`
+	Was          Severity `json:"acknowledged_severity,omitempty"`
+}
+
+// Acknowledge turns the findings whose check lint.ignore lists into
+// acknowledged notes.
+func Acknowledge(fs []Finding, lint *mapping.LintConfig) {
+	if lint == nil {
+		return
+	}
+	for i := range fs {
+		if slices.Contains(lint.Ignore, fs[i].Check) && !fs[i].Acknowledged {
+			fs[i].Acknowledged, fs[i].Was, fs[i].Severity = true, fs[i].Severity, Note
+			fs[i].Message += " (acknowledged: lint.ignore lists " + fs[i].Check + ")"
+		}
+	}
+}
+
+// unmatchedIgnores notes the checks lint.ignore lists that no finding has:
+// a typo, or a problem since fixed.
+func unmatchedIgnores(fs []Finding, lint *mapping.LintConfig) []Finding {
+	if lint == nil {
+		return nil
+	}
+	var out []Finding
+	for _, c := range lint.Ignore {
+		if !slices.ContainsFunc(fs, func(f Finding) bool { return f.Check == c }) {
+			out = append(out, Finding{Severity: Note, Origin: Mapping, Check: "lint.ignore", Path: "lint.ignore",
+				Message: fmt.Sprintf("lint.ignore lists %s, which no check reported (a typo, or a problem since fixed?)", c)})
+		}
+	}
+	return out
 }
 
 func (f Finding) String() string {

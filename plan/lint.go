@@ -75,6 +75,7 @@ func Lint(p *mapping.Plan, schema *mapping.Schema, target *TargetInfo) []Finding
 		l.keyUniqueness(r)
 		l.keyTypes(r)
 	}
+	l.spatial()
 	l.collisions()
 	l.delimiters()
 	l.indexes()
@@ -84,6 +85,7 @@ func Lint(p *mapping.Plan, schema *mapping.Schema, target *TargetInfo) []Finding
 	}
 	l.targetState()
 	out := []Finding(l.fs)
+	Acknowledge(out, p.Config.Lint)
 	sortFindings(out)
 	return out
 }
@@ -330,4 +332,32 @@ func fixedWidth(e *mapping.Expr) bool {
 		}
 	}
 	return false
+}
+
+// spatial says what each spatial column becomes: WKT text, and GeoJSON for
+// the attributes that ask for type: M.
+func (l *linter) spatial() {
+	for _, ep := range l.p.Entities {
+		geojson := map[string]bool{}
+		for _, c := range ep.Query.Columns {
+			if c.Cast == source.CastGeoJSON {
+				geojson[c.Alias+"."+c.Name] = true
+			}
+		}
+		for _, c := range ep.Query.Columns {
+			if c.Cast != source.CastWKT {
+				continue
+			}
+			name := c.Name
+			if c.Alias != "" && c.Alias != source.BaseAlias {
+				name = c.Alias + "." + c.Name
+			}
+			also := ""
+			if geojson[c.Alias+"."+c.Name] {
+				also = ", and as GeoJSON (ST_AsGeoJSON) for its type: M attributes"
+			}
+			l.fs.add(Note, Mapping, "type.spatial", "entities."+ep.Name, ep.Name,
+				"spatial column %s is written as WKT text (ST_AsText), e.g. POINT(-112.8 49.7)%s; its stored bytes (SRID and WKB) are never written", name, also)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -14,6 +15,8 @@ import (
 // parallel; the aggregator only adds numbers and updates maps.
 
 type idxObs struct {
+	// half: the item has only one of the index's two key attributes.
+	half bool
 	in   bool
 	pk   string // the index's partition-key value
 	size int    // projected size of the item's index entry
@@ -99,6 +102,7 @@ func (o *observer) items(items []mapping.Item, dst []itemObs) []itemObs {
 			ob.idx = make([]idxObs, len(o.shapes))
 			for j, s := range o.shapes {
 				ob.idx[j] = s.observe(it)
+				ob.idx[j].half = slices.Contains(it.HalfKeys, s.ix.Name)
 			}
 		}
 		dst = append(dst, ob)

@@ -145,6 +145,9 @@ type IndexReport struct {
 	WriteUnits    int64           `json:"write_units"`
 	MaxPKBytes    int             `json:"max_pk_bytes"`
 	PartitionKeys *KeySpaceReport `json:"partition_keys,omitempty"`
+	// PartialKeyItems is items with only one of the index's two key
+	// attributes: not in the index.
+	PartialKeyItems int64 `json:"partial_key_items"`
 }
 
 // Stats is what Measure found; Run turns it into a Report.
@@ -308,12 +311,23 @@ func assemble(in Input, opts Options, static []Finding, st *Stats) *Report {
 				ii.Capacity = tbl.Capacity.Write
 			}
 		}
+		for _, ep := range p.Entities {
+			n := ia.half[ep.Name]
+			if n == 0 {
+				continue
+			}
+			ir.PartialKeyItems += sc(n)
+			a.fs.add(Warning, Data, "data.partial_index_key", "entities."+ep.Name+".index."+s.ix.Name, ep.Name,
+				"%s items have only half of index %s's key (%s, %s), e.g. row %s: they are not in the index, and the half they have is left off them unless the table's key or another index needs it",
+				num(sc(n)), s.ix.Name, s.ix.PK.Name, s.ix.SK.Name, ia.halfExample[ep.Name])
+		}
 		r.Indexes = append(r.Indexes, ir)
 		ein.Indexes = append(ein.Indexes, ii)
 	}
 	est := Estimate(ein)
 	r.Estimates = &est
 
+	Acknowledge(a.fs, p.Config.Lint)
 	// Readers run concurrently: order data findings by entity, then text,
 	// so that a report does not depend on which shard finished first.
 	pos := map[string]int{}
@@ -331,6 +345,8 @@ func assemble(in Input, opts Options, static []Finding, st *Stats) *Report {
 	r.Findings = append(r.Findings, a.moreFindings()...)
 	r.Findings = append(r.Findings, a.collectionFindings(scale)...)
 	r.Findings = append(r.Findings, a.hotKeyFindings(sc, est.Duration.LoadSeconds)...)
+	Acknowledge(r.Findings, p.Config.Lint) // collection and hot-key findings too
+	r.Findings = append(r.Findings, unmatchedIgnores(r.Findings, p.Config.Lint)...)
 	r.Methods = a.methods(opts)
 	r.finish()
 	return r

@@ -9,11 +9,14 @@
 #
 # Settings: DYNAFOLD_SERVICES_DIR (default <repo>/.services),
 # DYNAFOLD_PG_PORT (55432), DYNAFOLD_MYSQL_PORT (53306),
-# DYNAFOLD_DYNAMODB_PORT (58000).
+# DYNAFOLD_DYNAMODB_PORT (58000). When run as root from a directory the
+# PostgreSQL user cannot reach, PostgreSQL's data directory goes under
+# DYNAFOLD_PG_STATE_BASE (/var/tmp) instead; $STATE/pg.dir points to it.
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STATE="${DYNAFOLD_SERVICES_DIR:-$REPO/.services}"
+case "$STATE" in /*) ;; *) STATE="$PWD/$STATE" ;; esac
 PG_PORT="${DYNAFOLD_PG_PORT:-55432}"
 MY_PORT="${DYNAFOLD_MYSQL_PORT:-53306}"
 DDB_PORT="${DYNAFOLD_DYNAMODB_PORT:-58000}"
@@ -49,9 +52,34 @@ pg_user() {
 	echo dynafold-pg
 }
 
+# PostgreSQL's data directory must be reachable by the user it runs as.
+# That is $STATE/pg, unless the checkout sits in a directory that user
+# cannot traverse (/root/…, a mktemp -d directory): then it lives in a
+# directory of its own outside the checkout, owned by that user, and
+# $STATE/pg.dir points to it (start and stop both follow the pointer).
+pg_dir() {
+	if [ -f "$STATE/pg.dir" ]; then cat "$STATE/pg.dir"; else echo "$STATE/pg"; fi
+}
+pg_log() { echo "$(dirname "$(pg_dir)")/pg.log"; }
+
+choose_pg_dir() { # choose_pg_dir USER
+	local user="$1" base
+	if [ -f "$STATE/pg.dir" ]; then
+		[ -d "$(dirname "$(pg_dir)")" ] && return
+		rm -f "$STATE/pg.dir" # its directory was removed (a cleaned /var/tmp)
+	fi
+	if ! is_root || runuser -u "$user" -- test -x "$STATE" 2>/dev/null; then return; fi
+	base="$(mktemp -d "${DYNAFOLD_PG_STATE_BASE:-/var/tmp}/dynafold-pg.XXXXXX")"
+	chown "$user" "$base"
+	chmod 700 "$base"
+	echo "$base/pg" >"$STATE/pg.dir"
+	log "$STATE is not reachable by the $user user: PostgreSQL's data directory is $base/pg (see $STATE/pg.dir)"
+}
+
 as_pg() {
 	local user="$1"; shift
-	if is_root; then runuser -u "$user" -- "$@"; else "$@"; fi
+	# From /: the current directory may be one the user cannot enter.
+	if is_root; then (cd / && runuser -u "$user" -- "$@"); else "$@"; fi
 }
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -69,27 +97,29 @@ wait_for() { # wait_for NAME SECONDS LOG COMMAND...
 }
 
 start_postgres() {
-	local bin user
+	local bin user pgd
 	bin="$(pg_bindir || true)"
 	if [ -z "$bin" ]; then apt_install postgresql; bin="$(pg_bindir)"; fi
 	user="$(pg_user)"
-	if [ -f "$STATE/pg/postmaster.pid" ] && as_pg "$user" "$bin/pg_ctl" -D "$STATE/pg" status >/dev/null 2>&1; then
+	choose_pg_dir "$user"
+	pgd="$(pg_dir)"
+	if [ -f "$pgd/postmaster.pid" ] && as_pg "$user" "$bin/pg_ctl" -D "$pgd" status >/dev/null 2>&1; then
 		log "PostgreSQL already running on $PG_PORT"
 		return
 	fi
-	if [ ! -f "$STATE/pg/PG_VERSION" ]; then
-		rm -rf "$STATE/pg"
-		mkdir -p "$STATE/pg"
-		chown "$user" "$STATE/pg" 2>/dev/null || true
+	if [ ! -f "$pgd/PG_VERSION" ]; then
+		rm -rf "$pgd"
+		mkdir -p "$pgd"
+		chown "$user" "$pgd" 2>/dev/null || true
 		# Trust on loopback: the DSN's password is accepted and ignored.
-		as_pg "$user" "$bin/initdb" -D "$STATE/pg" -U dynafold --auth=trust -E UTF8 --locale=C.UTF-8 >"$STATE/pg-initdb.log" 2>&1 ||
+		as_pg "$user" "$bin/initdb" -D "$pgd" -U dynafold --auth=trust -E UTF8 --locale=C.UTF-8 >"$STATE/pg-initdb.log" 2>&1 ||
 			{ tail -n 20 "$STATE/pg-initdb.log" >&2; die "initdb failed"; }
 	fi
-	touch "$STATE/pg.log" && chown "$user" "$STATE/pg.log" 2>/dev/null || true
+	touch "$(pg_log)" && chown "$user" "$(pg_log)" 2>/dev/null || true
 	# fsync and friends are off: these are throwaway test databases.
-	as_pg "$user" "$bin/pg_ctl" -D "$STATE/pg" -l "$STATE/pg.log" -w -t 60 start -o \
-		"-p $PG_PORT -k $STATE/pg -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c shared_buffers=256MB -c wal_level=logical -c max_replication_slots=64 -c max_wal_senders=64" >/dev/null ||
-		{ tail -n 30 "$STATE/pg.log" >&2; die "PostgreSQL did not start"; }
+	as_pg "$user" "$bin/pg_ctl" -D "$pgd" -l "$(pg_log)" -w -t 60 start -o \
+		"-p $PG_PORT -k $pgd -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c shared_buffers=256MB -c wal_level=logical -c max_replication_slots=64 -c max_wal_senders=64" >/dev/null ||
+		{ tail -n 30 "$(pg_log)" >&2; die "PostgreSQL did not start"; }
 	log "PostgreSQL started on 127.0.0.1:$PG_PORT"
 }
 
@@ -154,11 +184,12 @@ write_env() {
 }
 
 stop_all() {
-	local bin user
-	if [ -f "$STATE/pg/postmaster.pid" ]; then
+	local bin user pgd
+	pgd="$(pg_dir)"
+	if [ -f "$pgd/postmaster.pid" ]; then
 		bin="$(pg_bindir || true)"
-		user="$(stat -c %U "$STATE/pg")"
-		[ -n "$bin" ] && as_pg "$user" "$bin/pg_ctl" -D "$STATE/pg" -m fast -w stop >/dev/null 2>&1 || true
+		user="$(stat -c %U "$pgd")"
+		[ -n "$bin" ] && as_pg "$user" "$bin/pg_ctl" -D "$pgd" -m fast -w stop >/dev/null 2>&1 || true
 		log "PostgreSQL stopped"
 	fi
 	if [ -f "$STATE/mysql.pid" ]; then

@@ -3,6 +3,7 @@ package sink
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -26,6 +27,9 @@ type ClientOptions struct {
 	// MaxConns bounds idle connections kept per host; it should be at
 	// least the number of writers.
 	MaxConns int
+	// Logger receives retries as they happen and the SDK's own log lines
+	// (nil: discarded).
+	Logger *slog.Logger
 }
 
 // NewClient builds a DynamoDB client. Credentials and region come from the
@@ -38,8 +42,13 @@ func NewClient(ctx context.Context, o ClientOptions) (*dynamodb.Client, error) {
 		t.MaxIdleConns = conns * 2
 		t.MaxIdleConnsPerHost = conns
 	})
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	opts := []func(*config.LoadOptions) error{
 		config.WithHTTPClient(httpClient),
+		config.WithLogger(sdkLogger(log)),
 	}
 	if o.Region != "" {
 		opts = append(opts, config.WithRegion(o.Region))
@@ -64,12 +73,16 @@ func NewClient(ctx context.Context, o ClientOptions) (*dynamodb.Client, error) {
 	if cfg.RetryMaxAttempts > 0 {
 		attempts = cfg.RetryMaxAttempts
 	}
+	endpoint := o.Endpoint
+	if endpoint == "" {
+		endpoint = "the AWS endpoint"
+	}
 	cfg.Retryer = func() aws.Retryer {
-		return retry.NewStandard(func(so *retry.StandardOptions) {
+		return loggingRetryer{log: log, endpoint: endpoint, RetryerV2: retry.NewStandard(func(so *retry.StandardOptions) {
 			so.MaxAttempts = attempts
 			so.MaxBackoff = 10 * time.Second
 			so.RateLimiter = ratelimit.None
-		})
+		})}
 	}
 	if o.Endpoint != "" {
 		if cfg.Region == "" {
@@ -86,6 +99,7 @@ func NewClient(ctx context.Context, o ClientOptions) (*dynamodb.Client, error) {
 		return nil, fmt.Errorf("no AWS region: set target.region, AWS_REGION or a profile region")
 	}
 	return dynamodb.NewFromConfig(cfg, func(do *dynamodb.Options) {
+		do.APIOptions = append(do.APIOptions, unreachable(endpoint))
 		if o.Endpoint != "" {
 			do.BaseEndpoint = aws.String(o.Endpoint)
 		}

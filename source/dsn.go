@@ -67,6 +67,11 @@ func ParseDSN(driver, raw string) (DSN, error) {
 	return d, nil
 }
 
+// InferDriver is the driver a DSN's form names ("postgres" for postgres://
+// and postgresql:// URLs, "mysql" for mysql:// and user:pw@tcp(…)/db), or ""
+// when its form names none (a key=value string).
+func InferDriver(raw string) string { return inferDriver(strings.TrimSpace(raw)) }
+
 func inferDriver(raw string) string {
 	switch {
 	case strings.HasPrefix(raw, "postgres://"), strings.HasPrefix(raw, "postgresql://"):

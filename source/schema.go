@@ -49,6 +49,7 @@ type Column struct {
 	Elem     value.Kind
 	Nullable bool
 	// Cast is set by a driver when the column must be read through a cast
+	// (CastWKT: a spatial column, read as text)
 	// (e.g. PostgreSQL types without a native decoder are read as ::text).
 	Cast string
 }
@@ -95,3 +96,11 @@ func (t *Table) IsUnique(cols []string) bool {
 	}
 	return false
 }
+
+// Casts with a meaning of their own, which each dialect's CastColumn turns
+// into its function: a spatial column read as WKT text (ST_AsText) or as
+// GeoJSON (ST_AsGeoJSON).
+const (
+	CastWKT     = "wkt"
+	CastGeoJSON = "geojson"
+)

@@ -33,6 +33,15 @@ type Source interface {
 	Close() error
 }
 
+// TableLister is implemented by sources that can list their tables; it is
+// asked only when a mapping names a table that does not exist, to suggest
+// the one meant.
+type TableLister interface {
+	// Tables lists the tables and views of schema (empty: the connection's
+	// default schema or database), with Schema set to the schema asked for.
+	Tables(ctx context.Context, schema string) ([]TableRef, error)
+}
+
 // SnapshotOptions tunes a snapshot.
 type SnapshotOptions struct {
 	// Readers is how many Read calls may run at once; drivers size their

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 
@@ -19,7 +20,8 @@ func (a *app) dumpCommand() *cobra.Command {
 		Long: `Scans the target table and prints each item as one line of plain JSON
 (numbers exact, binary as base64), sorted by partition and sort key. It reads
 the whole table: use it on small tables, demos and tests, not in production.`,
-		Args: cobra.NoArgs,
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{outputsAnnotation: "text,json"},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rep := a.newReport("dump")
 			n, err := a.dump(cmd)
@@ -46,6 +48,10 @@ func (a *app) dump(cmd *cobra.Command) (int, error) {
 	in := &dynamodb.ScanInput{TableName: aws.String(l.static.Table.Name)}
 	for {
 		out, err := client.Scan(cmd.Context(), in)
+		var missing *types.ResourceNotFoundException
+		if errors.As(err, &missing) {
+			return 0, a.missingTable(l.static.Table.Name, l) // as migrate says it
+		}
 		if err != nil {
 			return 0, fmt.Errorf("scanning %s: %w", l.static.Table.Name, err)
 		}

@@ -73,7 +73,7 @@ func (a *app) runIncrementalPreview(cmd *cobra.Command, command string) (err err
 	if err != nil {
 		return err
 	}
-	if _, err := requireTable(ctx, client, plan.Table, l.path); err != nil {
+	if _, err := a.requireTable(ctx, client, plan.Table, l); err != nil {
 		return err
 	}
 	ckptPath := a.v.GetString("checkpoint")

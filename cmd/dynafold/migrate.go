@@ -78,11 +78,24 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	if err := a.checkMigrateFlags(readers, writers); err != nil {
 		return usageError(err)
 	}
+	// One run per checkpoint, refused before anything is opened.
+	ckptPath := a.v.GetString("checkpoint")
+	if ckptPath == "" {
+		ckptPath = filepath.Join(".dynafold", l.static.Table.Name+".checkpoint.json")
+	}
+	unlock, err := checkpoint.Lock(ckptPath)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	src, plan, err := a.connect(ctx, l, readers+4)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
+	if err := a.lintGate(l, plan); err != nil {
+		return err
+	}
 	dsn, _ := l.dsn()
 	rep.Source = dsn.Identity()
 	fingerprint := plan.Fingerprint(dsn.Identity())
@@ -92,7 +105,7 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	if err != nil {
 		return err
 	}
-	state, err := requireTable(ctx, client, plan.Table, l.path)
+	state, err := a.requireTable(ctx, client, plan.Table, l)
 	if err != nil {
 		return err
 	}
@@ -102,10 +115,6 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	}
 	writer := sink.NewDynamoWriter(client, plan.Table, sink.WriterOptions{Rate: sink.NewAdaptiveRate(maxWCU)})
 
-	ckptPath := a.v.GetString("checkpoint")
-	if ckptPath == "" {
-		ckptPath = filepath.Join(".dynafold", plan.Table.Name+".checkpoint.json")
-	}
 	var store checkpoint.Store = checkpoint.NewFileStore(ckptPath)
 	if a.v.GetBool("restart") {
 		if err := store.Discard(ctx); err != nil {
@@ -134,7 +143,7 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	}
 	defer snap.Close()
 
-	progress := a.progress()
+	progress, restore := a.progress()
 	maxRejects := a.v.GetInt64("max-rejects")
 	meta := checkpoint.Meta{Fingerprint: jobFingerprint, Table: plan.Table.Name, Source: dsn.Identity(), RunID: rep.RunID}
 	if inc != nil {
@@ -149,7 +158,13 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 		MaxRejects: maxRejects, MaxRejectsSet: maxRejects >= 0, RejectFile: rejectPath,
 		Grace: a.v.GetDuration("grace"), Stop: a.stop, ExactCounts: a.v.GetBool("exact-counts"),
 		Progress: progress, Logger: a.log,
+		OnStart: func(si pipeline.StartInfo) {
+			if fs, ok := store.(*checkpoint.FileStore); ok {
+				a.announceStart(fs, fs.Path(), si)
+			}
+		},
 	})
+	restore()
 	if progress != nil {
 		progress.Close()
 	}
@@ -178,8 +193,6 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	return nil
 }
 
-// progress picks the display: live bars on a terminal, JSON lines on
-// stderr otherwise.
 // checkMigrateFlags refuses values that make no sense before anything is
 // opened, so a typo costs no connection and no checkpoint.
 func (a *app) checkMigrateFlags(readers, writers int) error {
@@ -203,19 +216,42 @@ func (a *app) checkMigrateFlags(readers, writers int) error {
 	return nil
 }
 
-func (a *app) progress() pipeline.Progress {
+// progress picks the display: live bars on a terminal, JSON lines on
+// stderr otherwise. While bars are drawn, log lines and messages go
+// through them (restore ends that, before the display is closed).
+func (a *app) progress() (p pipeline.Progress, restore func()) {
 	mode := a.v.GetString("progress")
 	if mode == "auto" {
 		mode = "json"
-		if isTerminal(a.stderr) {
+		if isTerminal(a.stderr) && !dumbTerminal() {
 			mode = "tty"
 		}
 	}
 	switch mode {
 	case "tty":
-		return pipeline.NewTerminalProgress(a.stderr)
+		tp := pipeline.NewTerminalProgress(a.stderr)
+		return tp, a.console.through(tp.Writer())
 	case "json":
-		return pipeline.NewJSONProgress(a.stderr, 5*time.Second)
+		return pipeline.NewJSONProgress(a.stderr, 5*time.Second), func() {}
 	}
-	return nil
+	return nil, func() {}
+}
+
+// announceStart says, before anything is read, whether the run resumes a
+// checkpoint and how far it had got, or rewrites a migration the
+// checkpoint records as complete.
+func (a *app) announceStart(store *checkpoint.FileStore, path string, si pipeline.StartInfo) {
+	saved := store.Saved()
+	switch {
+	case si.Resumed && saved != nil:
+		of := "of an unknown total"
+		if si.RowsEstimate >= 0 {
+			of = "of ~" + pipeline.Thousands(max(si.RowsEstimate, si.RowsDone))
+		}
+		fmt.Fprintf(a.console, "dynafold: resuming run %s from %s: %s rows %s done (saved %s)\n",
+			saved.Meta.RunID, path, pipeline.Thousands(si.RowsDone), of, saved.Updated.Format(time.RFC3339))
+	case saved != nil && saved.Complete:
+		fmt.Fprintf(a.console, "dynafold: %s records a completed run (%s, %s rows, finished %s); migrating everything again, which rewrites every item\n",
+			path, saved.Meta.RunID, pipeline.Thousands(saved.Rows), saved.Updated.Format(time.RFC3339))
+	}
 }

@@ -39,7 +39,7 @@ func (a *app) runPatterns(cmd *cobra.Command, _ []string) (err error) {
 	if err != nil {
 		return err
 	}
-	if _, err := requireTable(cmd.Context(), client, l.static.Table, l.path); err != nil {
+	if _, err := a.requireTable(cmd.Context(), client, l.static.Table, l); err != nil {
 		return err
 	}
 	res, err := patterns.Run(cmd.Context(), client, l.static, patterns.Options{Items: a.v.GetBool("items"), Only: a.v.GetString("only")})
@@ -53,7 +53,7 @@ func (a *app) runPatterns(cmd *cobra.Command, _ []string) (err error) {
 	case "markdown":
 		res.WriteMarkdown(a.stdout)
 	default:
-		res.WriteText(a.stdout, isTerminal(a.stdout))
+		res.WriteText(a.stdout, a.color(a.stdout))
 	}
 	if !res.OK() {
 		return &exitError{code: exitDifferences, err: fmt.Errorf("%d of %d access patterns do not hold", res.Failed, res.Passed+res.Failed)}

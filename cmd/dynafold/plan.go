@@ -121,7 +121,13 @@ func (a *app) runPlan(cmd *cobra.Command, _ []string) (err error) {
 	}
 	l, err := a.loadForSource()
 	if err != nil {
-		return a.planMappingErrors(rep, "", err)
+		// The header names the table even when the mapping does not compile.
+		table := ""
+		if l != nil {
+			table = l.cfg.Target.Table
+		}
+		rep.Table = table
+		return a.planMappingErrors(rep, table, err)
 	}
 	rep.Table = l.static.Table.Name
 	src, p, err := a.connect(ctx, l, opts.Readers+2)

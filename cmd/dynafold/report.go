@@ -84,9 +84,10 @@ func (a *app) printSummary(s *pipeline.Summary, checkpointPath string) {
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "ENTITY\tROWS READ\tITEMS WRITTEN\tREJECTED\tSKIPPED\tRETRIED\tTHROTTLED\tSECONDS\tITEMS/S\t")
+	n := pipeline.Thousands
 	for _, e := range append(s.Entities, s.Total) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\t%.0f\t\n",
-			e.Entity, e.RowsRead, e.ItemsWritten, e.Rejected, e.Skipped, e.Retried, e.Throttled, e.Seconds, e.ItemsPerSec)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\t\n",
+			e.Entity, n(e.RowsRead), n(e.ItemsWritten), n(e.Rejected), n(e.Skipped), n(e.Retried), n(e.Throttled), e.Seconds, pipeline.ThousandsF(e.ItemsPerSec))
 	}
 	tw.Flush()
 	state := "complete"
@@ -96,7 +97,16 @@ func (a *app) printSummary(s *pipeline.Summary, checkpointPath string) {
 	if s.Resumed {
 		state += ", resumed from checkpoint"
 	}
-	fmt.Fprintf(a.stdout, "run %s in %.1fs; %d requests, %d write units; checkpoint %s\n", state, s.Seconds, s.Sink.Requests, s.Sink.WriteUnits, checkpointPath)
+	fmt.Fprintf(a.stdout, "run %s in %.1fs (this run, the table above); %s requests, %s write units; checkpoint %s\n", state, s.Seconds, n(s.Sink.Requests), n(s.Sink.WriteUnits), checkpointPath)
+	t := s.Total
+	if s.Resumed || s.Interrupted {
+		fmt.Fprintf(a.stdout, "whole migration, as the checkpoint holds it: %s rows and %s items written, %s of the rows by earlier runs\n",
+			n(t.CheckpointRows), n(t.CheckpointItems), n(t.ResumedRows))
+	}
+	if s.Interrupted {
+		fmt.Fprintf(a.stdout, "the checkpoint holds %s rows as written; %s rows read ahead of it were not all acknowledged and will be read again on resume\n",
+			n(t.CheckpointRows), n(t.ReadAhead()))
+	}
 	if s.Snapshot.Note != "" {
 		fmt.Fprintf(a.stdout, "snapshot: %s\n", s.Snapshot.Note)
 	}

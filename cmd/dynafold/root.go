@@ -8,11 +8,16 @@ import (
 	"log/slog"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+
+	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/sink"
+	"github.com/dynafold/dynafold/source/drivers"
 )
 
 // app is one invocation: its settings, streams and logger. Nothing here is
@@ -22,7 +27,9 @@ type app struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
-	log    *slog.Logger
+	// console is stderr for log lines and messages (see logging.go).
+	console *console
+	log     *slog.Logger
 	// stop is closed on the first SIGINT/SIGTERM (see signals.go).
 	stop <-chan struct{}
 	// profile is the open CPU profile, when --cpuprofile is set.
@@ -51,8 +58,8 @@ func (a *app) stopProfile() {
 
 // execute runs the CLI and returns the exit code.
 func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{v: viper.New(), stdin: stdin, stdout: stdout, stderr: stderr}
-	ctx, stop, cleanup := handleSignals(ctx, stderr)
+	a := &app{v: viper.New(), stdin: stdin, stdout: stdout, stderr: stderr, console: newConsole(stderr)}
+	ctx, stop, cleanup := handleSignals(ctx, a.console)
 	defer cleanup()
 	a.stop = stop
 	root := a.rootCommand()
@@ -66,9 +73,24 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	code := exitCode(err)
 	if err != nil && !errors.Is(err, errReported) {
-		fmt.Fprintln(stderr, "dynafold: "+indentLines(err.Error()))
+		fmt.Fprintln(stderr, "dynafold: "+indentLines(plainMessage(err)))
 	}
 	return code
+}
+
+// plainMessage is what the operator reads for err: a service that could
+// not be reached is said in one plain line, without the layers of
+// operation names and retry wrappers around it.
+func plainMessage(err error) string {
+	var ue *sink.UnreachableError
+	var ce *drivers.ConnectError
+	switch {
+	case errors.As(err, &ue):
+		return ue.Error()
+	case errors.As(err, &ce):
+		return ce.Error()
+	}
+	return err.Error()
 }
 
 // errReported wraps an error whose message was already printed.
@@ -94,6 +116,7 @@ found · 4 interrupted (checkpoint saved, resumable) · 5 finished with rejected
 		},
 		PersistentPostRun: func(*cobra.Command, []string) { a.stopProfile() },
 	}
+	root.SetFlagErrorFunc(suggestFlag)
 	pf := root.PersistentFlags()
 	pf.StringP("config", "c", "", "mapping file (YAML)")
 	pf.String("source-dsn", "", "source database DSN, overrides source.dsn (env DYNAFOLD_SOURCE_DSN)")
@@ -104,9 +127,13 @@ found · 4 interrupted (checkpoint saved, resumable) · 5 finished with rejected
 	pf.String("report", "", "also write a JSON report to this path")
 	pf.StringP("output", "o", "text", "output format: text, json or markdown")
 	pf.String("log-level", "warn", "log level: debug, info, warn or error")
+	pf.Int("source-attempts", 5, "attempts to connect to a source that cannot be reached, with backoff (about 7 s for 5)")
 	pf.String("cpuprofile", "", "write a CPU profile to this file (for development)")
 	_ = pf.MarkHidden("cpuprofile")
-	root.AddCommand(a.tableCommand(), a.migrateCommand(), a.syncCommand(), a.planCommand(), a.verifyCommand(), a.diffCommand(), a.dumpCommand(), a.patternsCommand())
+	root.AddCommand(a.tableCommand(), a.migrateCommand(), a.syncCommand(), a.planCommand(), a.verifyCommand(), a.diffCommand(), a.dumpCommand(), a.patternsCommand(), a.versionCommand())
+	root.Version = strings.TrimSuffix(versionInfo(), "\n")
+	root.SetVersionTemplate("{{.Version}}\n")
+	addHelp(root)
 	return root
 }
 
@@ -125,19 +152,57 @@ func (a *app) setup(cmd *cobra.Command) error {
 	if err := level.UnmarshalText([]byte(a.v.GetString("log-level"))); err != nil {
 		return usageError(fmt.Errorf("--log-level: %w", err))
 	}
-	a.log = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+	a.log = newLogger(a.console, level, isTerminal(a.stderr))
 	if path := a.v.GetString("cpuprofile"); path != "" {
 		if err := a.startProfile(path); err != nil {
 			return err
 		}
 	}
-	switch a.v.GetString("output") {
+	switch out := a.v.GetString("output"); out {
 	case "text", "json", "markdown":
+		if allowed, ok := cmd.Annotations[outputsAnnotation]; ok && !slices.Contains(strings.Split(allowed, ","), out) {
+			return usageError(fmt.Errorf("--output %s: %s cannot produce %s; it can produce %s", out, cmd.CommandPath(), out, strings.ReplaceAll(allowed, ",", " or ")))
+		}
 	default:
-		return usageError(fmt.Errorf("--output must be text, json or markdown, not %q", a.v.GetString("output")))
+		return usageError(fmt.Errorf("--output must be text, json or markdown, not %q", out))
 	}
 	return nil
 }
+
+// suggestFlag adds "did you mean" to an unknown flag's error, from the
+// flags the command has (cobra does it for commands only).
+func suggestFlag(c *cobra.Command, err error) error {
+	var ne *pflag.NotExistError
+	if !errors.As(err, &ne) || strings.HasPrefix(err.Error(), "unknown shorthand") {
+		return err
+	}
+	var names []string
+	collect := func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	}
+	c.Flags().VisitAll(collect)
+	c.InheritedFlags().VisitAll(collect)
+	if s := mapping.Suggest(ne.GetSpecifiedName(), names); s != "" {
+		return fmt.Errorf("%w (did you mean --%s?)", err, s)
+	}
+	return err
+}
+
+// outputsAnnotation lists, on a command that cannot produce every
+// --output format, the ones it can ("text,json").
+const outputsAnnotation = "dynafold/outputs"
+
+// color reports whether to colour what goes to w: only on a terminal, and
+// not when NO_COLOR is set (https://no-color.org) or TERM is dumb.
+func (a *app) color(w io.Writer) bool {
+	return isTerminal(w) && os.Getenv("NO_COLOR") == "" && !dumbTerminal()
+}
+
+// dumbTerminal is TERM=dumb: a terminal that cannot move the cursor, so
+// no live bars either.
+func dumbTerminal() bool { return os.Getenv("TERM") == "dumb" }
 
 // isTerminal reports whether w is a terminal (for colour and live progress).
 func isTerminal(w io.Writer) bool {

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/plan"
 	"github.com/dynafold/dynafold/sink"
 	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/source/drivers"
@@ -25,6 +26,8 @@ type loaded struct {
 	// static is the plan compiled without the source schema: it knows the
 	// table but has not checked columns.
 	static *mapping.Plan
+	// schema is the source schema connect compiled the full plan against.
+	schema *mapping.Schema
 }
 
 // load reads the mapping file named by --config and applies --table,
@@ -43,11 +46,11 @@ func (a *app) loadWith(requireVars bool) (*loaded, error) {
 	}
 	cfg, err := mapping.Load(path)
 	if err != nil {
-		var merrs mapping.Errors
-		if errors.As(err, &merrs) {
-			return nil, fmt.Errorf("%s:\n%w", path, err)
+		if t := a.v.GetString("table"); t != "" {
+			// Nothing else of the file is known; the table may be.
+			return &loaded{path: path, cfg: &mapping.Config{Target: mapping.TargetConfig{Table: t}}}, mappingLoadError(path, err)
 		}
-		return nil, usageError(err)
+		return nil, mappingLoadError(path, err)
 	}
 	if t := a.v.GetString("table"); t != "" {
 		cfg.Target.Table = t
@@ -71,7 +74,9 @@ func (a *app) loadWith(requireVars bool) (*loaded, error) {
 	}
 	static, err := mapping.Compile(cfg, nil, mapping.Options{Vars: vars, RequireVars: requireVars})
 	if err != nil {
-		return nil, fmt.Errorf("%s:\n%w", path, err)
+		// The file and its overrides are returned too, so that a report can
+		// still name the table.
+		return &loaded{path: path, cfg: cfg, vars: vars}, fmt.Errorf("%s:\n%w", path, err)
 	}
 	return &loaded{path: path, cfg: cfg, vars: vars, static: static}, nil
 }
@@ -114,7 +119,7 @@ func (a *app) connect(ctx context.Context, l *loaded, maxConns int) (source.Sour
 	if err != nil {
 		return nil, nil, err
 	}
-	src, err := drivers.Open(ctx, dsn, maxConns)
+	src, err := drivers.OpenRetrying(ctx, dsn, drivers.OpenOptions{MaxConns: maxConns, Attempts: a.v.GetInt("source-attempts"), Logger: a.log})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -125,6 +130,7 @@ func (a *app) connect(ctx context.Context, l *loaded, maxConns int) (source.Sour
 		src.Close()
 		return nil, nil, err
 	}
+	schema.Names = listTablesIfMissing(ctx, src, tables, schema.Tables)
 	var qerrs mapping.Errors
 	for name, q := range queries {
 		t, err := src.DescribeQuery(ctx, q)
@@ -143,27 +149,101 @@ func (a *app) connect(ctx context.Context, l *loaded, maxConns int) (source.Sour
 		src.Close()
 		return nil, nil, fmt.Errorf("%s:\n%w", l.path, err)
 	}
+	l.schema = schema
 	return src, plan, nil
 }
 
 // dynamo builds the DynamoDB client for the mapping's target.
 func (a *app) dynamo(ctx context.Context, l *loaded, conns int) (*dynamodb.Client, error) {
-	return sink.NewClient(ctx, sink.ClientOptions{Region: l.cfg.Target.Region, Endpoint: l.cfg.Target.Endpoint, MaxConns: conns})
+	return sink.NewClient(ctx, sink.ClientOptions{Region: l.cfg.Target.Region, Endpoint: l.cfg.Target.Endpoint, MaxConns: conns, Logger: a.log})
 }
 
 // requireTable checks that the target table exists with the mapping's keys
 // and indexes, before anything reads or writes it, and returns what
 // DescribeTable said (migrate paces to its provisioned capacity).
-func requireTable(ctx context.Context, client sink.TableAPI, t *mapping.TableSchema, configPath string) (*sink.TableState, error) {
+func (a *app) requireTable(ctx context.Context, client sink.TableAPI, t *mapping.TableSchema, l *loaded) (*sink.TableState, error) {
 	state, err := sink.DescribeTable(ctx, client, t)
 	if err != nil {
 		return nil, err
 	}
 	switch {
 	case !state.Exists:
-		return nil, fmt.Errorf("table %s does not exist; create it with: dynafold table create --config %s", t.Name, configPath)
+		return nil, a.missingTable(t.Name, l)
 	case len(state.Differences) > 0:
 		return nil, fmt.Errorf("table %s does not match the mapping:\n  - %s", t.Name, joinLines(state.Differences))
 	}
 	return state, nil
+}
+
+// missingTable is the error for a target table that does not exist, with
+// the command that creates it: the same mapping and the same --table,
+// --endpoint and --region the user gave (by flag or environment), so that
+// it creates the table this command looked for.
+func (a *app) missingTable(name string, l *loaded) error {
+	cmd := []string{"dynafold", "table", "create", "--config", shellQuote(l.path)}
+	for _, f := range []string{"table", "endpoint", "region"} {
+		if v := a.v.GetString(f); v != "" {
+			cmd = append(cmd, "--"+f, shellQuote(v))
+		}
+	}
+	return fmt.Errorf("table %s does not exist; create it with: %s", name, strings.Join(cmd, " "))
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@,+%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// listTablesIfMissing lists the source's tables when a mapping's table is
+// missing, so that the error can name the one meant (album vs Album). A
+// failure to list only loses the hint.
+func listTablesIfMissing(ctx context.Context, src source.Source, refs []source.TableRef, found map[source.TableRef]*source.Table) []source.TableRef {
+	lister, ok := src.(source.TableLister)
+	if !ok {
+		return nil
+	}
+	var names []source.TableRef
+	listed := map[string]bool{}
+	for _, ref := range refs {
+		if found[ref] != nil || listed[ref.Schema] {
+			continue
+		}
+		listed[ref.Schema] = true
+		if n, err := lister.Tables(ctx, ref.Schema); err == nil {
+			names = append(names, n...)
+		}
+	}
+	return names
+}
+
+// mappingLoadError is a mapping file that did not load: mapping errors
+// with the file's name, anything else (unreadable) as invalid usage.
+func mappingLoadError(path string, err error) error {
+	var merrs mapping.Errors
+	if errors.As(err, &merrs) {
+		return fmt.Errorf("%s:\n%w", path, err)
+	}
+	return usageError(err)
+}
+
+// lintGate stops a command that writes on the mapping errors plan reports
+// (exit 2 in both), unless the mapping acknowledges them in lint.ignore:
+// plan and migrate agree on what stops a run.
+func (a *app) lintGate(l *loaded, p *mapping.Plan) error {
+	var errs []string
+	for _, f := range plan.Lint(p, l.schema, nil) {
+		if f.Severity == plan.Error {
+			errs = append(errs, fmt.Sprintf("%s: %s (%s)", f.Path, f.Message, f.Check))
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return usageError(fmt.Errorf("%s: the mapping has %d errors, as dynafold plan reports:\n%s\nfix them, or acknowledge a finding you have judged with lint: {ignore: [CHECK]} in the mapping",
+		l.path, len(errs), strings.Join(errs, "\n")))
 }

@@ -214,7 +214,7 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 	if err != nil {
 		return err
 	}
-	state, err := requireTable(ctx, client, plan.Table, l.path)
+	state, err := a.requireTable(ctx, client, plan.Table, l)
 	if err != nil {
 		return err
 	}
@@ -227,7 +227,7 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 	if rejectPath == "" {
 		rejectPath = filepath.Join(".dynafold", plan.Table.Name+".rejects.jsonl")
 	}
-	progress := a.progress()
+	progress, restore := a.progress()
 	status := a.syncStatus()
 	sum, runErr := cdc.Run(ctx, cdc.Job{
 		Plan: plan, Tables: tables, Changes: changes, Reader: reader, Writer: writer,
@@ -242,6 +242,7 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 		Force: a.v.GetBool("force"), Stop: a.stop, Grace: a.v.GetDuration("grace"),
 		Status: status, RejectFile: rejectPath, Logger: a.log, Fence: a.v.GetDuration("fence"),
 	})
+	restore()
 	if progress != nil {
 		progress.Close()
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dynafold/dynafold/cdc"
+	"github.com/dynafold/dynafold/pipeline"
 )
 
 // syncStatus prints the live status of a streaming sync: one line
@@ -15,7 +16,7 @@ func (a *app) syncStatus() func(cdc.Status) {
 	mode := a.v.GetString("progress")
 	if mode == "auto" {
 		mode = "json"
-		if isTerminal(a.stderr) {
+		if isTerminal(a.stderr) && !dumbTerminal() {
 			mode = "tty"
 		}
 	}
@@ -28,8 +29,8 @@ func (a *app) syncStatus() func(cdc.Status) {
 			mu.Lock()
 			defer mu.Unlock()
 			fmt.Fprintf(a.stderr, "\r\033[Ksync: lag %.1fs, %s WAL · %s changes/s · %s changes, %s items written, %s deleted (%.1f per change)%s",
-				s.LagSeconds, byteSize(s.LagBytes), thousands(int64(s.ChangesPerSec)), thousands(s.Run.Changes),
-				thousands(s.Run.ItemsWritten), thousands(s.Run.ItemsDeleted), s.FanOut, caughtUpNote(s.CaughtUp))
+				s.LagSeconds, byteSize(s.LagBytes), pipeline.Thousands(int64(s.ChangesPerSec)), pipeline.Thousands(s.Run.Changes),
+				pipeline.Thousands(s.Run.ItemsWritten), pipeline.Thousands(s.Run.ItemsDeleted), s.FanOut, caughtUpNote(s.CaughtUp))
 		}
 	case "json":
 		return func(s cdc.Status) {
@@ -69,7 +70,7 @@ func (a *app) printSyncSummary(s *cdc.Summary, statePath string) {
 	}
 	r := s.Run
 	fmt.Fprintf(a.stdout, "sync %s: %s transactions, %s changes applied; %s rows re-derived, %s items written, %s deleted, %s rows rejected\n",
-		s.Phase, thousands(r.Transactions), thousands(r.Changes), thousands(r.RowsDerived), thousands(r.ItemsWritten), thousands(r.ItemsDeleted), thousands(r.RowsRejected))
+		s.Phase, pipeline.Thousands(r.Transactions), pipeline.Thousands(r.Changes), pipeline.Thousands(r.RowsDerived), pipeline.Thousands(r.ItemsWritten), pipeline.Thousands(r.ItemsDeleted), pipeline.Thousands(r.RowsRejected))
 	note := ""
 	if s.CaughtUp {
 		note = fmt.Sprintf(" (caught up with %s)", s.Target)
@@ -79,22 +80,6 @@ func (a *app) printSyncSummary(s *cdc.Summary, statePath string) {
 		slot = "; slot " + s.Slot
 	}
 	fmt.Fprintf(a.stdout, "confirmed through %s%s%s; checkpoint %s\n", s.Confirmed, note, slot, statePath)
-}
-
-// thousands formats n with comma separators.
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	neg := n < 0
-	if neg {
-		s = s[1:]
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	if neg {
-		return "-" + s
-	}
-	return s
 }
 
 func byteSize(n int64) string {

@@ -23,7 +23,8 @@ func (a *app) tableCommand() *cobra.Command {
 secondary indexes, billing mode, TTL) and waits until it is ACTIVE. When the
 table exists with the same keys and indexes it says so and succeeds; when it
 differs it fails and lists every difference.`,
-		Args: cobra.NoArgs,
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{outputsAnnotation: "text,json"},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rep := a.newReport("table create")
 			return a.finishReport(rep, a.createTable(cmd, rep))
@@ -37,6 +38,11 @@ differs it fails and lists every difference.`,
 func (a *app) createTable(cmd *cobra.Command, rep *report) error {
 	l, err := a.load()
 	if err != nil {
+		return err
+	}
+	// The whole mapping, as far as it can be checked without the source:
+	// what plan would refuse (exit 2) is refused before anything exists.
+	if err := a.lintGate(l, l.static); err != nil {
 		return err
 	}
 	rep.Table = l.static.Table.Name

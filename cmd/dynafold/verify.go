@@ -131,7 +131,7 @@ func (a *app) runCompare(cmd *cobra.Command, mode verify.Mode, command string) (
 	if err != nil {
 		return err
 	}
-	if _, err := requireTable(ctx, client, plan.Table, l.path); err != nil {
+	if _, err := a.requireTable(ctx, client, plan.Table, l); err != nil {
 		return err
 	}
 	snap, err := src.Snapshot(ctx, source.SnapshotOptions{Readers: opts.Readers})
@@ -166,7 +166,7 @@ func (a *app) writeComparison(r *verify.Report) error {
 	case "markdown":
 		err = r.WriteMarkdown(a.stdout)
 	default:
-		err = r.WriteText(a.stdout, isTerminal(a.stdout))
+		err = r.WriteText(a.stdout, a.color(a.stdout))
 	}
 	if err != nil {
 		return fmt.Errorf("writing the %s report: %w", r.Command, err)

@@ -45,7 +45,9 @@ func kindOf(dataType, columnType string) (value.Kind, string) {
 	case "datetime", "timestamp":
 		return value.Timestamp, ""
 	case "geometry", "point", "linestring", "polygon", "multipoint", "multilinestring", "multipolygon", "geometrycollection":
-		return value.Bytes, ""
+		// Stored as an SRID and WKB, which mean nothing in an item: read as
+		// WKT text (a mapping's type: M reads GeoJSON instead).
+		return value.String, source.CastWKT
 	}
 	// char, varchar, text types, enum, set, time, uuid (MariaDB), inet6 …
 	return value.String, ""
@@ -181,4 +183,24 @@ func (s *Source) DescribeQuery(ctx context.Context, q string) (*source.Table, er
 		t.Columns = append(t.Columns, c)
 	}
 	return t, nil
+}
+
+// Tables implements source.TableLister.
+func (s *Source) Tables(ctx context.Context, schema string) ([]source.TableRef, error) {
+	rows, err := s.db.QueryContext(ctx, `
+		SELECT TABLE_NAME FROM information_schema.TABLES
+		WHERE TABLE_SCHEMA = COALESCE(NULLIF(?, ''), DATABASE())`, schema)
+	if err != nil {
+		return nil, fmt.Errorf("listing tables: %w", s.dsn.RedactError(err))
+	}
+	defer rows.Close()
+	var out []source.TableRef
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		out = append(out, source.TableRef{Schema: schema, Name: name})
+	}
+	return out, rows.Err()
 }

@@ -106,7 +106,15 @@ func (dialect) Placeholder(int) string { return "?" }
 // comparisons into index range scans, so keysets are expanded.
 func (dialect) RowCompare() bool { return false }
 
-func (dialect) CastColumn(expr, cast string) string { return "CAST(" + expr + " AS " + cast + ")" }
+func (dialect) CastColumn(expr, cast string) string {
+	switch cast {
+	case source.CastWKT:
+		return "ST_AsText(" + expr + ")"
+	case source.CastGeoJSON:
+		return "ST_AsGeoJSON(" + expr + ")"
+	}
+	return "CAST(" + expr + " AS " + cast + ")"
+}
 
 // Dialect returns MySQL's quoting and binding rules.
 func Dialect() source.Dialect { return dialect{} }

@@ -205,3 +205,23 @@ func (s *Source) DescribeQuery(ctx context.Context, sql string) (*source.Table, 
 	}
 	return t, nil
 }
+
+// Tables implements source.TableLister.
+func (s *Source) Tables(ctx context.Context, schema string) ([]source.TableRef, error) {
+	rows, err := s.pool.Query(ctx, `
+SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = COALESCE(NULLIF($1, ''), current_schema()) AND c.relkind IN ('r', 'p', 'v', 'm', 'f')`, schema)
+	if err != nil {
+		return nil, fmt.Errorf("listing tables: %w", s.dsn.RedactError(err))
+	}
+	defer rows.Close()
+	var out []source.TableRef
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		out = append(out, source.TableRef{Schema: schema, Name: name})
+	}
+	return out, rows.Err()
+}

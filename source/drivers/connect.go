@@ -1,0 +1,164 @@
+package drivers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/dynafold/dynafold/internal/connerr"
+	"github.com/dynafold/dynafold/source"
+)
+
+// OpenOptions tune OpenRetrying.
+type OpenOptions struct {
+	// MaxConns bounds the connections (0: the driver's default).
+	MaxConns int
+	// Attempts bounds the attempts to connect when the server cannot be
+	// reached (default 5, about 7 seconds of backing off).
+	Attempts int
+	// Logger is told of each retry (at warn); nil discards.
+	Logger *slog.Logger
+	// Sleep waits between attempts; tests replace it.
+	Sleep func(context.Context, time.Duration) error
+}
+
+// ConnectError is a source that could not be opened, said plainly: one
+// line per distinct cause, without the driver's repetitions (one per
+// address tried, per TLS mode) or the TLS fallback in front of the cause.
+type ConnectError struct {
+	Engine string // PostgreSQL or MySQL
+	Addr   string // host:port/database, no credentials
+	Causes []string
+	// Unreachable: every attempt failed to connect at all.
+	Unreachable bool
+	Attempts    int
+	Elapsed     time.Duration
+	Err         error
+}
+
+func (e *ConnectError) Error() string {
+	if e.Unreachable {
+		hint := ""
+		if e.Attempts > 1 {
+			hint = "; set --source-attempts 1 to fail faster"
+		}
+		return fmt.Sprintf("cannot reach %s at %s: %s (%d attempts over %.0f s%s)", e.Engine, e.Addr, strings.Join(e.Causes, "; "), e.Attempts, e.Elapsed.Seconds(), hint)
+	}
+	if len(e.Causes) == 1 {
+		return fmt.Sprintf("cannot connect to %s at %s: %s", e.Engine, e.Addr, e.Causes[0])
+	}
+	return fmt.Sprintf("cannot connect to %s at %s:\n%s", e.Engine, e.Addr, strings.Join(e.Causes, "\n"))
+}
+
+func (e *ConnectError) Unwrap() error { return e.Err }
+
+// OpenRetrying is Open that tries again, with backoff, while the server
+// cannot be reached (refused, no route, timed out), logging each retry,
+// and describes a final failure as a *ConnectError. A server that answers
+// with an error (no such database, bad password) fails at once.
+func OpenRetrying(ctx context.Context, dsn source.DSN, o OpenOptions) (source.Source, error) {
+	if o.Attempts <= 0 {
+		o.Attempts = 5
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Sleep == nil {
+		o.Sleep = sleep
+	}
+	engine := map[string]string{"postgres": "PostgreSQL", "mysql": "MySQL"}[dsn.Driver()]
+	addr := dsn.Identity()
+	if _, rest, ok := strings.Cut(addr, "://"); ok {
+		addr = rest
+	}
+	start := time.Now()
+	delay := 500 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		src, err := Open(ctx, dsn, o.MaxConns)
+		if err == nil {
+			return src, nil
+		}
+		if engine == "" || ctx.Err() != nil {
+			return nil, err
+		}
+		causes, reachable := describe(dsn, err)
+		if reachable || attempt >= o.Attempts {
+			return nil, &ConnectError{Engine: engine, Addr: addr, Causes: causes, Unreachable: !reachable, Attempts: attempt, Elapsed: time.Since(start), Err: err}
+		}
+		o.Logger.Warn(fmt.Sprintf("cannot reach %s at %s: %s; retrying in %s (attempt %d of %d)", engine, addr, strings.Join(causes, "; "), delay, attempt+1, o.Attempts),
+			"attempt", attempt+1, "max_attempts", o.Attempts)
+		if err := o.Sleep(ctx, delay); err != nil {
+			return nil, err
+		}
+		delay = min(2*delay, 8*time.Second)
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// describe turns a driver's connect error into its distinct causes, and
+// says whether the server answered at all (reachable) or every attempt
+// failed to connect. pgx joins one error per address and TLS mode tried;
+// each is one leaf here.
+func describe(dsn source.DSN, err error) (causes []string, reachable bool) {
+	var leaves []error
+	var walk func(error)
+	walk = func(e error) {
+		for cur := e; cur != nil; cur = errors.Unwrap(cur) {
+			if j, ok := cur.(interface{ Unwrap() []error }); ok {
+				for _, x := range j.Unwrap() {
+					walk(x)
+				}
+				return
+			}
+		}
+		leaves = append(leaves, e)
+	}
+	walk(err)
+	seen := map[string]bool{}
+	var tlsNoise []string
+	for _, l := range leaves {
+		var pg *pgconn.PgError
+		var my *mysql.MySQLError
+		var text string
+		switch {
+		case errors.As(l, &pg):
+			text, reachable = pg.Severity+": "+pg.Message+" (SQLSTATE "+pg.Code+")", true
+		case errors.As(l, &my):
+			text, reachable = my.Error(), true
+		case connerr.Is(l):
+			text = connerr.Cause(l)
+		case strings.Contains(l.Error(), "tls error"):
+			// The server refused TLS under sslmode=prefer and pgx fell back
+			// to plain text: not the cause of anything.
+			tlsNoise = append(tlsNoise, dsn.Redact(l.Error()))
+			continue
+		default:
+			text, reachable = l.Error(), true
+		}
+		text = dsn.Redact(text)
+		if !seen[text] {
+			seen[text] = true
+			causes = append(causes, text)
+		}
+	}
+	if len(causes) == 0 {
+		causes, reachable = tlsNoise, true
+	}
+	return causes, reachable
+}
