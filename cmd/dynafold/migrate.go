@@ -10,7 +10,6 @@ import (
 
 	"github.com/dynafold/dynafold/checkpoint"
 	"github.com/dynafold/dynafold/pipeline"
-	"github.com/dynafold/dynafold/sink"
 	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/verify"
 )
@@ -101,19 +100,10 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	fingerprint := plan.Fingerprint(dsn.Identity())
 	rep.Fingerprint = fingerprint
 
-	client, err := a.dynamo(ctx, l, writers)
+	client, writer, err := a.tableWriter(ctx, l, plan, writers)
 	if err != nil {
 		return err
 	}
-	state, err := a.requireTable(ctx, client, plan.Table, l)
-	if err != nil {
-		return err
-	}
-	maxWCU := a.v.GetFloat64("max-wcu")
-	if maxWCU <= 0 && state.ProvisionedWrite > 0 {
-		maxWCU = float64(state.ProvisionedWrite)
-	}
-	writer := sink.NewDynamoWriter(client, plan.Table, sink.WriterOptions{Rate: sink.NewAdaptiveRate(maxWCU)})
 
 	var store checkpoint.Store = checkpoint.NewFileStore(ckptPath)
 	if a.v.GetBool("restart") {

@@ -247,3 +247,22 @@ func (a *app) lintGate(l *loaded, p *mapping.Plan) error {
 	return usageError(fmt.Errorf("%s: the mapping has %d errors, as dynafold plan reports:\n%s\nfix them, or acknowledge a finding you have judged with lint: {ignore: [CHECK]} in the mapping",
 		l.path, len(errs), strings.Join(errs, "\n")))
 }
+
+// tableWriter connects to the target, checks the table against the
+// mapping and returns a writer paced to --max-wcu, or to the table's
+// provisioned write capacity when the flag is not set.
+func (a *app) tableWriter(ctx context.Context, l *loaded, plan *mapping.Plan, writers int) (*dynamodb.Client, *sink.DynamoWriter, error) {
+	client, err := a.dynamo(ctx, l, writers)
+	if err != nil {
+		return nil, nil, err
+	}
+	state, err := a.requireTable(ctx, client, plan.Table, l)
+	if err != nil {
+		return nil, nil, err
+	}
+	maxWCU := a.v.GetFloat64("max-wcu")
+	if maxWCU <= 0 && state.ProvisionedWrite > 0 {
+		maxWCU = float64(state.ProvisionedWrite)
+	}
+	return client, sink.NewDynamoWriter(client, plan.Table, sink.WriterOptions{Rate: sink.NewAdaptiveRate(maxWCU)}), nil
+}

@@ -16,7 +16,6 @@ import (
 	"github.com/dynafold/dynafold/mapping"
 	"github.com/dynafold/dynafold/pipeline"
 	"github.com/dynafold/dynafold/plan"
-	"github.com/dynafold/dynafold/sink"
 	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/source/drivers"
 	"github.com/dynafold/dynafold/source/mysql"
@@ -210,19 +209,10 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 		return usageError(fmt.Errorf("the %s source cannot read its current state for live sync", src.Driver()))
 	}
 
-	client, err := a.dynamo(ctx, l, writers)
+	_, writer, err := a.tableWriter(ctx, l, plan, writers)
 	if err != nil {
 		return err
 	}
-	state, err := a.requireTable(ctx, client, plan.Table, l)
-	if err != nil {
-		return err
-	}
-	maxWCU := a.v.GetFloat64("max-wcu")
-	if maxWCU <= 0 && state.ProvisionedWrite > 0 {
-		maxWCU = float64(state.ProvisionedWrite)
-	}
-	writer := sink.NewDynamoWriter(client, plan.Table, sink.WriterOptions{Rate: sink.NewAdaptiveRate(maxWCU)})
 	rejectPath := a.v.GetString("reject-file")
 	if rejectPath == "" {
 		rejectPath = filepath.Join(".dynafold", plan.Table.Name+".rejects.jsonl")

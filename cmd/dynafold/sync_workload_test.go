@@ -12,6 +12,8 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+
+	"github.com/dynafold/dynafold/internal/testenv"
 )
 
 // A workload is a seeded random stream of source transactions for one
@@ -55,32 +57,12 @@ func runWorkload(t *testing.T, driver, dsn string, w workload, rng *rand.Rand, n
 }
 
 func execScript(driver, dsn, script string) error {
-	switch driver {
-	case "postgres":
-		conn, err := pgx.Connect(context.Background(), dsn)
-		if err != nil {
-			return err
-		}
-		defer conn.Close(context.Background())
-		_, err = conn.PgConn().Exec(context.Background(), script).ReadAll()
-		return err
-	case "mysql":
-		cfg, err := mysql.ParseDSN(dsn)
-		if err != nil {
-			return err
-		}
-		cfg.MultiStatements = true
-		db, err := sql.Open("mysql", cfg.FormatDSN())
-		if err != nil {
-			return err
-		}
-		defer db.Close()
+	if driver == "mysql" {
 		// Double-quoted identifiers, as in PostgreSQL ("databases" is a
 		// reserved word in MariaDB).
-		_, err = db.Exec(ansiQuotes + script)
-		return err
+		script = ansiQuotes + script
 	}
-	return fmt.Errorf("unknown driver %s", driver)
+	return testenv.Exec(context.Background(), driver, dsn, script)
 }
 
 // queryRows returns every row of a query as text.
