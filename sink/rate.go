@@ -17,18 +17,21 @@ import (
 // 5% a second, never above the cap.
 //
 // Each cut is an experiment: if the share of throttled requests over the
-// second (and at least minJudged requests) after it has not halved, the
+// second (and at least minJudged requests) after it has not halved from the
+// share before it (itself over at least minJudged requests), the
 // throttling was not caused by the rate (a partition split, a neighbour, a
 // flaky path), so the cut is undone and the next one waits twice as long,
 // up to maxCooldown; a cut that helped halves the wait. Without this a
 // steady trickle of throttles unrelated to the rate would ratchet the rate
 // down to minRate and stall the run.
 type AdaptiveRate struct {
-	mu        sync.Mutex
-	max       float64 // hard cap; 0 = none
-	cur       float64 // allowed now; +Inf = unlimited
-	lim       *rate.Limiter
+	mu  sync.Mutex
+	max float64 // hard cap; 0 = none
+	cur float64 // allowed now; +Inf = unlimited
+	lim *rate.Limiter
+	// now and sleep are the clock, replaceable so that tests simulate time.
 	now       func() time.Time
+	sleep     func(context.Context, time.Duration) error
 	lastCut   time.Time
 	lastRaise time.Time
 	// meter: units acknowledged in the current and the last full second.
@@ -66,7 +69,7 @@ const minRate = 25
 func NewAdaptiveRate(max float64) *AdaptiveRate { return newAdaptiveRate(max, time.Now) }
 
 func newAdaptiveRate(max float64, now func() time.Time) *AdaptiveRate {
-	a := &AdaptiveRate{max: max, cur: math.Inf(1), now: now}
+	a := &AdaptiveRate{max: max, cur: math.Inf(1), now: now, sleep: Sleep}
 	if max > 0 {
 		a.cur = max
 	}
@@ -88,27 +91,26 @@ func burstFor(r float64) int {
 
 // Wait blocks until units may be written or ctx is done.
 func (a *AdaptiveRate) Wait(ctx context.Context, units int) error {
-	a.mu.Lock()
-	lim := a.lim
-	a.mu.Unlock()
-	if lim.Limit() == rate.Inf {
-		return ctx.Err()
-	}
 	for units > 0 {
+		a.mu.Lock()
+		lim, unlimited := a.lim, math.IsInf(a.cur, 1)
+		a.mu.Unlock()
+		if unlimited {
+			break
+		}
+		now := a.now()
 		n := min(units, lim.Burst())
-		if err := lim.WaitN(ctx, n); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			// The limit changed under us (burst shrank); take what is allowed.
-			n = 1
-			if err := lim.WaitN(ctx, 1); err != nil {
-				return err
-			}
+		r := lim.ReserveN(now, n)
+		if !r.OK() {
+			continue // the burst shrank since it was read: read it again
+		}
+		if err := a.sleep(ctx, r.DelayFrom(now)); err != nil {
+			r.CancelAt(a.now())
+			return err
 		}
 		units -= n
 	}
-	return nil
+	return ctx.Err()
 }
 
 // Succeeded records units acknowledged by the table.
@@ -146,6 +148,15 @@ func (a *AdaptiveRate) Throttled() {
 		return
 	}
 	if t.Sub(a.lastCut) < a.cooldown {
+		return
+	}
+	// A cut is judged against the throttled share that caused it, so that
+	// share must rest on minJudged requests too. Without this the first
+	// throttled answer of a run (answered faster than the writes around it)
+	// was a share of 100%: any later share "halved" it, so a cut to a
+	// guessed rate was kept, and at the low rate every later experiment
+	// was judged on a handful of requests and ratcheted the rate down.
+	if a.ok[0]+a.ok[1]+a.throttled[0]+a.throttled[1] < minJudged {
 		return
 	}
 	// Cut from what is really getting through when that is known: a rate
@@ -211,12 +222,17 @@ func (a *AdaptiveRate) Current() float64 {
 	return a.cur
 }
 
-// tick rolls the one-second meter window.
+// tick rolls the one-second meter window. The throttled share's window
+// rolls with it once it holds minJudged requests, so that at a low rate it
+// covers as many seconds as that takes.
 func (a *AdaptiveRate) tick(t time.Time) {
 	if el := t.Sub(a.winStart); el >= time.Second {
 		a.lastRate = a.winUnits / el.Seconds()
-		a.ok[1], a.throttled[1] = a.ok[0], a.throttled[0]
-		a.winStart, a.winUnits, a.ok[0], a.throttled[0] = t, 0, 0, 0
+		a.winStart, a.winUnits = t, 0
+		if a.ok[0]+a.throttled[0] >= minJudged {
+			a.ok[1], a.throttled[1] = a.ok[0], a.throttled[0]
+			a.ok[0], a.throttled[0] = 0, 0
+		}
 	}
 }
 
@@ -236,8 +252,18 @@ func (a *AdaptiveRate) observed(t time.Time) (float64, bool) {
 	return 0, false
 }
 
+// set changes the allowed rate. An unlimited rate bypasses the limiter;
+// leaving it starts a limiter afresh, with a full burst.
 func (a *AdaptiveRate) set(r float64) {
+	was := a.cur
 	a.cur = r
-	a.lim.SetLimit(rate.Limit(r))
-	a.lim.SetBurst(burstFor(r))
+	switch {
+	case math.IsInf(r, 1):
+	case math.IsInf(was, 1):
+		a.lim = rate.NewLimiter(rate.Limit(r), burstFor(r))
+	default:
+		t := a.now()
+		a.lim.SetLimitAt(t, rate.Limit(r))
+		a.lim.SetBurstAt(t, burstFor(r))
+	}
 }
