@@ -3,6 +3,7 @@ package sink
 import (
 	"context"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -11,10 +12,10 @@ import (
 
 // AdaptiveRate paces writes in write units per second. It starts at the
 // cap (--max-wcu or the table's provisioned capacity), or unlimited, and
-// adapts: on throttling it cuts the rate to three quarters of what was
-// actually being written, at most once a second so that a burst of throttled
-// writers does not collapse it; while writes succeed it raises the rate by
-// 5% a second, never above the cap.
+// adapts: on throttling it cuts the rate to three quarters of what the
+// table took (the best of the last three seconds), at most once a second so
+// that a burst of throttled writers does not collapse it; while writes
+// succeed it raises the rate by 5% a second, never above the cap.
 //
 // Each cut is an experiment: if the share of throttled requests over the
 // second (and at least minJudged requests) after it has not halved from the
@@ -34,10 +35,11 @@ type AdaptiveRate struct {
 	sleep     func(context.Context, time.Duration) error
 	lastCut   time.Time
 	lastRaise time.Time
-	// meter: units acknowledged in the current and the last full second.
+	// meter: units acknowledged in the current second, and the rates of
+	// the last full ones, latest first.
 	winStart time.Time
 	winUnits float64
-	lastRate float64
+	rates    [peakWindows]float64
 	cuts     int64
 	// throttled share: requests acknowledged and throttled in the current
 	// and the last full window (before a cut), or since the cut (after).
@@ -227,7 +229,8 @@ func (a *AdaptiveRate) Current() float64 {
 // covers as many seconds as that takes.
 func (a *AdaptiveRate) tick(t time.Time) {
 	if el := t.Sub(a.winStart); el >= time.Second {
-		a.lastRate = a.winUnits / el.Seconds()
+		copy(a.rates[1:], a.rates[:])
+		a.rates[0] = a.winUnits / el.Seconds()
 		a.winStart, a.winUnits = t, 0
 		if a.ok[0]+a.throttled[0] >= minJudged {
 			a.ok[1], a.throttled[1] = a.ok[0], a.throttled[0]
@@ -240,11 +243,19 @@ func (a *AdaptiveRate) tick(t time.Time) {
 // write was acknowledged starts from: one partition's worth.
 const unknownStart = 1000
 
-// observed is the acknowledged rate: the last full second, or the current
-// partial one; ok is false while nothing has been acknowledged.
+// peakWindows is how many full seconds the cut's base looks back on.
+const peakWindows = 3
+
+// observed is the acknowledged rate: the best of the last peakWindows full
+// seconds, or the current partial one; ok is false while nothing has been
+// acknowledged. The best, because a table cannot take more than its
+// capacity in any second, while a second in which the writers sat in
+// backoff, or the source or the machine paused, says nothing about what
+// the table can take: cut from it, the rate fell to a few units a second
+// and stayed there until enough requests trickled in to judge the cut.
 func (a *AdaptiveRate) observed(t time.Time) (float64, bool) {
-	if a.lastRate > 0 {
-		return a.lastRate, true
+	if best := slices.Max(a.rates[:]); best > 0 {
+		return best, true
 	}
 	if el := t.Sub(a.winStart).Seconds(); el > 0.05 && a.winUnits > 0 {
 		return a.winUnits / el, true
