@@ -13,16 +13,17 @@ import (
 // AdaptiveRate paces writes in write units per second. It starts at the
 // cap (--max-wcu or the table's provisioned capacity), or unlimited, and
 // adapts: on throttling it cuts the rate to three quarters of what the
-// table took (the best of the last three seconds), at most once a second so
-// that a burst of throttled writers does not collapse it; while writes
+// table took (the median of the last three seconds), at most once a second
+// so that a burst of throttled writers does not collapse it; while writes
 // succeed it raises the rate by 5% a second, never above the cap.
 //
-// Each cut is an experiment: if the share of throttled requests over the
-// second (and at least minJudged requests) after it has not halved from the
-// share before it (itself over at least minJudged requests), the
-// throttling was not caused by the rate (a partition split, a neighbour, a
-// flaky path), so the cut is undone and the next one waits twice as long,
-// up to maxCooldown; a cut that helped halves the wait. Without this a
+// Each cut is an experiment: unless the share of throttled requests over
+// the second (and at least minJudged requests) after it has halved from
+// the share before it (itself over at least minJudged requests), and by
+// more than chance explains, the throttling was not caused by the rate (a
+// partition split, a neighbour, a flaky path), so the cut is undone and
+// the next one waits twice as long, up to maxCooldown; a cut that helped
+// halves the wait. Without this a
 // steady trickle of throttles unrelated to the rate would ratchet the rate
 // down to minRate and stall the run.
 type AdaptiveRate struct {
@@ -39,7 +40,7 @@ type AdaptiveRate struct {
 	// the last full ones, latest first.
 	winStart time.Time
 	winUnits float64
-	rates    [peakWindows]float64
+	rates    [recentWindows]float64
 	cuts     int64
 	// throttled share: requests acknowledged and throttled in the current
 	// and the last full window (before a cut), or since the cut (after).
@@ -48,6 +49,7 @@ type AdaptiveRate struct {
 	afterOK, afterThrottled int
 	beforeCut               float64 // the rate before the pending cut
 	shareCut                float64 // the throttled share that caused it
+	nCut                    int     // over that many requests
 	cooldown                time.Duration
 	undone                  int64
 }
@@ -61,6 +63,12 @@ const (
 	// minJudged requests since the cut, and a second, make it worth
 	// judging: fewer would let chance keep a useless cut.
 	minJudged = 20
+	// zHelped standard errors: how far the throttled share must fall for
+	// a cut to be kept.
+	zHelped = 2
+	// maxProbe bounds an experiment whose outcome stays unclear; it is
+	// then undone.
+	maxProbe = 10 * time.Second
 )
 
 // minRate keeps a throttled writer moving: 25 units per second.
@@ -172,6 +180,7 @@ func (a *AdaptiveRate) Throttled() {
 	}
 	a.probing, a.afterOK, a.afterThrottled = true, 0, 0
 	a.beforeCut = a.cur
+	a.nCut = a.ok[0] + a.ok[1] + a.throttled[0] + a.throttled[1]
 	a.shareCut = share(a.ok[0]+a.ok[1], a.throttled[0]+a.throttled[1])
 	a.set(max(base*0.75, minRate))
 	a.lastCut = t
@@ -187,20 +196,39 @@ func share(ok, throttled int) float64 {
 
 // judge decides the pending experiment once a second and minJudged
 // requests have passed since the cut: keep the cut if the throttled share
-// fell, undo it if not.
+// fell to half and by more than chance explains, undo it if not. A share
+// that fell, but by too few requests to tell, is probed further, for up to
+// maxProbe.
 func (a *AdaptiveRate) judge(t time.Time) {
 	if t.Sub(a.lastCut) < time.Second || a.afterOK+a.afterThrottled < minJudged {
 		return
 	}
-	a.probing = false
-	if share(a.afterOK, a.afterThrottled) < a.shareCut*helpedBelow {
+	after := share(a.afterOK, a.afterThrottled)
+	fell := after < a.shareCut*helpedBelow
+	switch {
+	case fell && fellBeyondChance(a.shareCut, a.nCut, after, a.afterOK+a.afterThrottled):
+		a.probing = false
 		// One success by chance must not undo many failures: halve.
 		a.cooldown = max(a.cooldown/2, minCooldown)
-		return
+	case fell && t.Sub(a.lastCut) < maxProbe:
+		// Too few requests to tell: probe on.
+	default:
+		a.probing = false
+		a.set(a.beforeCut)
+		a.undone++
+		a.cooldown = min(2*a.cooldown, maxCooldown)
 	}
-	a.set(a.beforeCut)
-	a.undone++
-	a.cooldown = min(2*a.cooldown, maxCooldown)
+}
+
+// fellBeyondChance reports whether a throttled share p2 over n2 requests
+// is below p1 over n1 by more than zHelped standard errors of the
+// difference (a pooled two-proportion test). Twenty requests at a 10%
+// share halve it by chance often; kept, such a cut is paid for at 5% a
+// second for many seconds.
+func fellBeyondChance(p1 float64, n1 int, p2 float64, n2 int) bool {
+	p := (p1*float64(n1) + p2*float64(n2)) / float64(n1+n2)
+	se := math.Sqrt(p * (1 - p) * (1/float64(n1) + 1/float64(n2)))
+	return p1-p2 > zHelped*se
 }
 
 // Cuts counts the cuts of the rate.
@@ -243,19 +271,27 @@ func (a *AdaptiveRate) tick(t time.Time) {
 // write was acknowledged starts from: one partition's worth.
 const unknownStart = 1000
 
-// peakWindows is how many full seconds the cut's base looks back on.
-const peakWindows = 3
+// recentWindows is how many full seconds the cut's base looks back on.
+const recentWindows = 3
 
-// observed is the acknowledged rate: the best of the last peakWindows full
-// seconds, or the current partial one; ok is false while nothing has been
-// acknowledged. The best, because a table cannot take more than its
-// capacity in any second, while a second in which the writers sat in
-// backoff, or the source or the machine paused, says nothing about what
-// the table can take: cut from it, the rate fell to a few units a second
-// and stayed there until enough requests trickled in to judge the cut.
+// observed is the acknowledged rate: the median of the last recentWindows
+// full seconds (the higher middle one of two), or the current partial one;
+// ok is false while nothing has been acknowledged. Not the last second
+// alone: one in which the writers sat in backoff, or the source or the
+// machine paused, says nothing about what the table can take (cut from
+// it, the rate fell to a few units a second and stayed there until enough
+// requests trickled in to judge the cut), and neither does one in which
+// the table spent burst capacity.
 func (a *AdaptiveRate) observed(t time.Time) (float64, bool) {
-	if best := slices.Max(a.rates[:]); best > 0 {
-		return best, true
+	var recent []float64
+	for _, r := range a.rates {
+		if r > 0 {
+			recent = append(recent, r)
+		}
+	}
+	if len(recent) > 0 {
+		slices.Sort(recent)
+		return recent[len(recent)/2], true
 	}
 	if el := t.Sub(a.winStart).Seconds(); el > 0.05 && a.winUnits > 0 {
 		return a.winUnits / el, true
