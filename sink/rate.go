@@ -41,6 +41,7 @@ type AdaptiveRate struct {
 	winStart time.Time
 	winUnits float64
 	rates    [recentWindows]float64
+	measured bool // a full second has closed
 	cuts     int64
 	// throttled share: requests acknowledged and throttled in the current
 	// and the last full window (before a cut), or since the cut (after).
@@ -169,10 +170,16 @@ func (a *AdaptiveRate) Throttled() {
 	if a.ok[0]+a.ok[1]+a.throttled[0]+a.throttled[1] < minJudged {
 		return
 	}
+	// Nor before a second has been measured: the first fraction of a run
+	// measures how fast the source starts, not what the table takes, and a
+	// cut from it starts the run at a fraction of its pace.
+	if !a.measured {
+		return
+	}
 	// Cut from what is really getting through when that is known: a rate
 	// the table could never reach says nothing about what it can take.
 	base := a.cur
-	if observed, ok := a.observed(t); ok && observed < base {
+	if observed, ok := a.observed(); ok && observed < base {
 		base = observed
 	}
 	if math.IsInf(base, 1) {
@@ -257,6 +264,7 @@ func (a *AdaptiveRate) Current() float64 {
 // covers as many seconds as that takes.
 func (a *AdaptiveRate) tick(t time.Time) {
 	if el := t.Sub(a.winStart); el >= time.Second {
+		a.measured = true
 		copy(a.rates[1:], a.rates[:])
 		a.rates[0] = a.winUnits / el.Seconds()
 		a.winStart, a.winUnits = t, 0
@@ -275,28 +283,25 @@ const unknownStart = 1000
 const recentWindows = 3
 
 // observed is the acknowledged rate: the median of the last recentWindows
-// full seconds (the higher middle one of two), or the current partial one;
-// ok is false while nothing has been acknowledged. Not the last second
+// full seconds (the higher middle one of two); ok is false while nothing
+// has been acknowledged in them. Not the last second
 // alone: one in which the writers sat in backoff, or the source or the
 // machine paused, says nothing about what the table can take (cut from
 // it, the rate fell to a few units a second and stayed there until enough
 // requests trickled in to judge the cut), and neither does one in which
 // the table spent burst capacity.
-func (a *AdaptiveRate) observed(t time.Time) (float64, bool) {
+func (a *AdaptiveRate) observed() (float64, bool) {
 	var recent []float64
 	for _, r := range a.rates {
 		if r > 0 {
 			recent = append(recent, r)
 		}
 	}
-	if len(recent) > 0 {
-		slices.Sort(recent)
-		return recent[len(recent)/2], true
+	if len(recent) == 0 {
+		return 0, false
 	}
-	if el := t.Sub(a.winStart).Seconds(); el > 0.05 && a.winUnits > 0 {
-		return a.winUnits / el, true
-	}
-	return 0, false
+	slices.Sort(recent)
+	return recent[len(recent)/2], true
 }
 
 // set changes the allowed rate. An unlimited rate bypasses the limiter;
