@@ -205,7 +205,13 @@ func TestAdaptiveRate(t *testing.T) {
 	a := newAdaptiveRate(1000, func() time.Time { return now })
 	require.Equal(t, 1000.0, a.Current())
 	a.Throttled()
-	require.Equal(t, 750.0, a.Current(), "cut to three quarters")
+	require.Equal(t, 1000.0, a.Current(), "one throttled request among the first few says nothing yet")
+	now = now.Add(time.Second)
+	for i := 0; i < minJudged-2; i++ {
+		a.Succeeded(10)
+	}
+	a.Throttled()
+	require.Equal(t, 750.0, a.Current(), "cut to three quarters once minJudged requests were seen")
 	a.Throttled()
 	require.Equal(t, 750.0, a.Current(), "at most one cut a second")
 	now = now.Add(3 * time.Second)
@@ -219,8 +225,13 @@ func TestAdaptiveRate(t *testing.T) {
 
 	u := newAdaptiveRate(0, func() time.Time { return now })
 	require.True(t, u.Current() > 1e300, "unlimited without a cap")
+	for i := 0; i < minJudged; i++ {
+		u.Throttled()
+	}
+	require.True(t, u.Current() > 1e300, "no cut in the first second: it measures the start of the run")
+	now = now.Add(time.Second)
 	u.Throttled()
-	require.Equal(t, 750.0, u.Current(), "throttled before any acknowledgement: from one partition's worth")
+	require.Equal(t, 750.0, u.Current(), "a second throttled with nothing acknowledged: from one partition's worth")
 	for i := 0; i < 20; i++ { // 10 units every 60 ms: the first second closes at 1.02 s with 160
 		now = now.Add(60 * time.Millisecond)
 		u.Succeeded(10)
@@ -281,4 +292,55 @@ func TestAdaptiveRateFindsTheCapacity(t *testing.T) {
 	avg := simulateRate(t, a, &now, func(r float64) float64 { return max(0, (r-500)/r) })
 	t.Logf("average rate %.0f, %d cuts, %d undone", avg, a.cuts, a.Undone())
 	require.InDelta(t, 500, avg, 150)
+}
+
+// Faults the rate does not cause — throttling at any rate, partial
+// batches, 500s and dropped connections, alone and together — cost the
+// writer about their share of requests, not a collapse of its rate: eight
+// writers, unlimited, in simulated time, against the same run without
+// faults. Here every request is a 15–25 ms round trip that nothing else
+// limits, so a retry and its backoff cost their full time (20% partial
+// batches alone cost about 1.4×); before the throttled share needed
+// minJudged requests, the first throttle of a run cut the rate for good
+// and these runs were 5 to 60 times slower.
+func TestWriterRateSurvivesMixedFaults(t *testing.T) {
+	clean := simulateWriters(t, 1, 8, 0, simFaults{})
+	t.Logf("no faults: %.0f items/s", clean.itemsPerSec)
+	for _, c := range []struct {
+		name   string
+		faults simFaults
+		within float64 // at most this many times slower than clean
+	}{
+		{"10% throttled", simFaults{throttled: 0.10}, 1.3},
+		{"20% partial batches", simFaults{partial: 0.20}, 1.5},
+		{"5% 500", simFaults{error5xx: 0.05}, 1.3},
+		{"2% dropped connections", simFaults{dropped: 0.02}, 1.3},
+		{"10% throttled, 5% 500", simFaults{throttled: 0.10, error5xx: 0.05}, 2},
+		{"10% throttled, 2% dropped", simFaults{throttled: 0.10, dropped: 0.02}, 2},
+		{"10% throttled, 20% partial, 5% 500, 2% dropped", simFaults{throttled: 0.10, partial: 0.20, error5xx: 0.05, dropped: 0.02}, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for seed := uint64(1); seed <= 2; seed++ {
+				r := simulateWriters(t, seed, 8, 0, c.faults)
+				slower := clean.itemsPerSec / r.itemsPerSec
+				t.Logf("seed %d: %.0f items/s, %.2f× slower; %d requests, %d throttled, %d cuts (%d undone)",
+					seed, r.itemsPerSec, slower, r.stats.Requests, r.stats.Throttled, r.stats.RateCuts, r.stats.RateCutsUndone)
+				require.LessOrEqual(t, slower, c.within)
+			}
+		})
+	}
+}
+
+// A table that takes 3,000 units a second, throttling the excess, behind a
+// path that fails 7% of requests with 500s and dropped connections: the
+// writer settles near the capacity instead of collapsing or overrunning it.
+func TestWriterFindsTheCapacityThroughMixedFaults(t *testing.T) {
+	const capacity = 3000
+	for seed := uint64(1); seed <= 2; seed++ {
+		r := simulateWriters(t, seed, 8, 0, simFaults{capacity: capacity, error5xx: 0.05, dropped: 0.02})
+		t.Logf("seed %d: %.0f items/s; %d requests, %d throttled, %d cuts (%d undone)",
+			seed, r.itemsPerSec, r.stats.Requests, r.stats.Throttled, r.stats.RateCuts, r.stats.RateCutsUndone)
+		require.Greater(t, r.itemsPerSec, 0.8*capacity)
+		require.Less(t, float64(r.stats.Throttled)/float64(r.stats.Requests), 0.10, "throttled share")
+	}
 }

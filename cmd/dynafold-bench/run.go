@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/dynafold/dynafold/sink"
 )
 
 // options of a benchmark run.
@@ -28,7 +31,15 @@ type options struct {
 	writers      int
 	readers      int
 	out          string
+	scenarios    map[string]bool
+	faultItems   int
+	faultRepeat  int
+	faultLatency time.Duration
+	faultMixes   string
 }
+
+// scenarioNames are the values of --scenarios, in the order they run.
+var scenarioNames = []string{"noop", "alleycat", "dynalite", "budget", "faults"}
 
 // scenario is one measured line of the report.
 type scenario struct {
@@ -47,14 +58,15 @@ type results struct {
 	Scenarios []scenario         `json:"scenarios"`
 	Ratio     float64            `json:"ratio_to_ceiling"`
 	Budget    map[string]float64 `json:"budget,omitempty"`
+	Faults    []faultLine        `json:"faults,omitempty"`
 }
 
 func runCommand() *cobra.Command {
 	o := options{}
-	var sizes string
+	var sizes, scenarios string
 	cmd := &cobra.Command{
 		Use:   "run",
-		Short: "Run every scenario and print the figures",
+		Short: "Run the scenarios and print the figures",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for _, s := range strings.Split(sizes, ",") {
 				n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -62,6 +74,17 @@ func runCommand() *cobra.Command {
 					return fmt.Errorf("--sizes: %q is not a number of items", s)
 				}
 				o.sizes = append(o.sizes, n)
+			}
+			o.scenarios = map[string]bool{}
+			for _, s := range strings.Split(scenarios, ",") {
+				s = strings.TrimSpace(s)
+				if !slices.Contains(scenarioNames, s) {
+					return fmt.Errorf("--scenarios: %q is not one of %s", s, strings.Join(scenarioNames, ", "))
+				}
+				o.scenarios[s] = true
+			}
+			if o.faultRepeat < 1 || o.faultItems < itemsPerPortfolio {
+				return fmt.Errorf("--fault-repeat must be at least 1 and --fault-items at least %d", itemsPerPortfolio)
 			}
 			return run(cmd.Context(), o)
 		},
@@ -79,6 +102,12 @@ func runCommand() *cobra.Command {
 	f.IntVar(&o.writers, "writers", 8, "dynafold --writers (and the ceiling's concurrency)")
 	f.IntVar(&o.readers, "concurrency", 4, "dynafold --concurrency")
 	f.StringVar(&o.out, "out", "bench-results", "directory for the JSON results")
+	f.StringVar(&scenarios, "scenarios", strings.Join(scenarioNames, ","),
+		"scenarios to run: noop (the ceiling and the --sizes runs), alleycat, dynalite, budget, faults")
+	f.IntVar(&o.faultItems, "fault-items", 100_000, "items to migrate into dynalite through the fault proxy, once per fault mix")
+	f.IntVar(&o.faultRepeat, "fault-repeat", 1, "runs of each fault mix; the table shows the median")
+	f.DurationVar(&o.faultLatency, "fault-latency", 5*time.Millisecond, "maximum latency the fault proxy adds to each write")
+	f.StringVar(&o.faultMixes, "fault-mixes", "", `only these fault mixes, by position in the table (e.g. "1,8,9"; 1 is the clean run the ratios need)`)
 	return cmd
 }
 
@@ -95,6 +124,55 @@ func run(ctx context.Context, o options) error {
 	dynafold := filepath.Join(o.bin, "dynafold")
 	config := filepath.Join(o.repo, "configs", "portfolios.yaml")
 
+	if o.scenarios["noop"] {
+		if err := noopRuns(ctx, o, work, dynafold, config, res); err != nil {
+			return err
+		}
+	}
+	if o.alleycat > 0 && o.scenarios["alleycat"] {
+		noop, err := startServer(ctx, filepath.Join(work, "noop-alleycat.log"), filepath.Join(o.bin, "dynafold-noop"), "-addr", "{addr}")
+		if err != nil {
+			return err
+		}
+		sc, err := alleycatRun(ctx, o, work, dynafold, noop.URL)
+		noop.stop()
+		if err != nil {
+			return err
+		}
+		res.Scenarios = append(res.Scenarios, *sc)
+	}
+	if o.dynalite > 0 && o.scenarios["dynalite"] {
+		sc, err := dynaliteRun(ctx, o, work, dynafold, config)
+		if err != nil {
+			return err
+		}
+		res.Scenarios = append(res.Scenarios, *sc)
+	}
+	if o.budgetItems > 0 && o.scenarios["budget"] {
+		sc, budget, err := budgetRun(ctx, o, work, dynafold, config)
+		if err != nil {
+			return err
+		}
+		res.Scenarios = append(res.Scenarios, *sc)
+		res.Budget = budget
+	}
+	if o.scenarios["faults"] {
+		lines, err := faultRun(ctx, o, work, dynafold, config)
+		if err != nil {
+			return err
+		}
+		res.Faults = lines
+	}
+	print(res)
+	if len(res.Faults) > 0 {
+		printFaults(res.Faults, o.faultItems, o)
+	}
+	return save(o.out, res)
+}
+
+// noopRuns measures the ceiling and dynafold at each of --sizes against
+// the no-op endpoint.
+func noopRuns(ctx context.Context, o options, work, dynafold, config string, res *results) error {
 	noop, err := startServer(ctx, filepath.Join(work, "noop.log"), filepath.Join(o.bin, "dynafold-noop"), "-addr", "{addr}")
 	if err != nil {
 		return err
@@ -138,31 +216,7 @@ func run(ctx context.Context, o options) error {
 	if ceilingRate > 0 {
 		res.Ratio = dynafoldRate / ceilingRate
 	}
-
-	if o.alleycat > 0 {
-		sc, err := alleycatRun(ctx, o, work, dynafold, noop.URL)
-		if err != nil {
-			return err
-		}
-		res.Scenarios = append(res.Scenarios, *sc)
-	}
-	if o.dynalite > 0 {
-		sc, err := dynaliteRun(ctx, o, work, dynafold, config)
-		if err != nil {
-			return err
-		}
-		res.Scenarios = append(res.Scenarios, *sc)
-	}
-	if o.budgetItems > 0 {
-		sc, budget, err := budgetRun(ctx, o, work, dynafold, config)
-		if err != nil {
-			return err
-		}
-		res.Scenarios = append(res.Scenarios, *sc)
-		res.Budget = budget
-	}
-	print(res)
-	return save(o.out, res)
+	return nil
 }
 
 func createTable(ctx context.Context, dynafold, config, endpoint, table string) error {
@@ -170,33 +224,42 @@ func createTable(ctx context.Context, dynafold, config, endpoint, table string) 
 	return err
 }
 
-// migrate runs dynafold migrate as a child and reads its report.
-func migrate(ctx context.Context, o options, work, dynafold, config, endpoint, table, dsn, name string, extra ...string) (*scenario, error) {
-	report := filepath.Join(work, table+".report.json")
+// report is the part of dynafold's --report the benchmark reads.
+type report struct {
+	Summary struct {
+		Total struct {
+			ItemsWritten int64   `json:"items_written"`
+			Seconds      float64 `json:"seconds"`
+		} `json:"total"`
+		Writes sink.Stats `json:"writes"`
+	} `json:"summary"`
+}
+
+// migrateRun runs dynafold migrate as a child and reads its report.
+func migrateRun(ctx context.Context, o options, work, dynafold, config, endpoint, table, dsn string, extra ...string) (*measured, *report, error) {
+	path := filepath.Join(work, table+".report.json")
 	args := append([]string{"migrate", "--config", config, "--endpoint", endpoint, "--table", table, "--source-dsn", dsn,
-		"--checkpoint", filepath.Join(work, table+".checkpoint.json"), "--restart", "--progress", "none", "--report", report,
+		"--checkpoint", filepath.Join(work, table+".checkpoint.json"), "--restart", "--progress", "none", "--report", path,
 		"--writers", strconv.Itoa(o.writers), "--concurrency", strconv.Itoa(o.readers)}, extra...)
 	m, err := runMeasured(ctx, nil, dynafold, args...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var rep struct {
-		Summary struct {
-			Total struct {
-				ItemsWritten int64   `json:"items_written"`
-				Seconds      float64 `json:"seconds"`
-			} `json:"total"`
-			Writes struct {
-				Requests  int64 `json:"requests"`
-				Throttled int64 `json:"throttled_requests"`
-			} `json:"writes"`
-		} `json:"summary"`
-	}
-	data, err := os.ReadFile(report)
+	var rep report
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := json.Unmarshal(data, &rep); err != nil {
+		return nil, nil, err
+	}
+	return m, &rep, nil
+}
+
+// migrate runs dynafold migrate as a child and makes a line of its report.
+func migrate(ctx context.Context, o options, work, dynafold, config, endpoint, table, dsn, name string, extra ...string) (*scenario, error) {
+	m, rep, err := migrateRun(ctx, o, work, dynafold, config, endpoint, table, dsn, extra...)
+	if err != nil {
 		return nil, err
 	}
 	t := rep.Summary.Total
@@ -314,6 +377,20 @@ func provisionedConfig(work, config string, wcu int) (string, error) {
 	}
 	path := filepath.Join(work, "provisioned.yaml")
 	return path, os.WriteFile(path, []byte(s), 0o644)
+}
+
+// splitInts reads a comma-separated list of integers; what is not a number
+// reads as 0, which the caller refuses as out of range.
+func splitInts(list string) []int {
+	var out []int
+	for _, s := range strings.Split(list, ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil {
+			out = append(out, n)
+		} else {
+			out = append(out, 0)
+		}
+	}
+	return out
 }
 
 func human(n int) string {

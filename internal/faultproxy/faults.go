@@ -3,6 +3,7 @@ package faultproxy
 import (
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -112,6 +113,10 @@ func writeAPIError(w http.ResponseWriter, status int, typ, msg string) {
 	h.Set("Content-Type", "application/x-amz-json-1.0")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	h.Set("X-Amzn-Requestid", "faultproxy-injected")
+	// DynamoDB sends the body's CRC32 with errors too; without it the SDK
+	// reports a checksum mismatch and drops the connection, a cost the real
+	// service does not impose.
+	h.Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE(body)), 10))
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
