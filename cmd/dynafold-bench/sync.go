@@ -175,8 +175,12 @@ func syncBenchOne(ctx context.Context, o syncOptions, db syncDB, work, endpoint 
 		lag.Source = db.name()
 		res.Lag = append(res.Lag, lag)
 	}
+	// Drop the slots: a forgotten one keeps WAL on the server.
 	for _, r := range []*syncRun{sd, fd} {
-		_, _ = runMeasured(ctx, nil, dynafold, append([]string{"sync", "cleanup"}, r.flags()...)...)
+		if _, err := runMeasured(ctx, nil, dynafold, "sync", "cleanup", "--config", r.config, "--endpoint", r.endpoint,
+			"--table", r.table, "--source-dsn", r.dsn, "--checkpoint", filepath.Join(r.work, r.table+".sync.json")); err != nil {
+			return err
+		}
 	}
 	return nil
 }
