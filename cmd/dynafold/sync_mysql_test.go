@@ -314,29 +314,10 @@ func TestSyncMySQLRefusesMissingPrivileges(t *testing.T) {
 }
 
 // mysqlSyncSameItems requires two scans to hold the same items, and names
-// the first differences rather than printing both tables.
+// the differences (diffLines) when they do not.
 func mysqlSyncSameItems(t *testing.T, want, got []string) {
 	t.Helper()
-	in := func(items []string) map[string]bool {
-		m := make(map[string]bool, len(items))
-		for _, it := range items {
-			m[it] = true
-		}
-		return m
-	}
-	w, g := in(want), in(got)
-	var diff []string
-	for _, it := range want {
-		if !g[it] && len(diff) < 20 {
-			diff = append(diff, "missing: "+it)
-		}
-	}
-	for _, it := range got {
-		if !w[it] && len(diff) < 40 {
-			diff = append(diff, "extra:   "+it)
-		}
-	}
-	require.Empty(t, diff, "%d items expected, %d in the table", len(want), len(got))
+	require.Empty(t, diffLines(want, got), "%d items expected, %d in the table", len(want), len(got))
 	require.Equal(t, len(want), len(got))
 }
 
