@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,4 +116,46 @@ func TestWriterRetriesUnprocessedFromSDK(t *testing.T) {
 	require.Equal(t, 2, rec.Requests())
 	require.Equal(t, string(batchBody("t", batch[1:])), string(rec.Body()))
 	require.EqualValues(t, 1, w.Stats().UnprocessedItems)
+}
+
+// TestWriterSplitsBodiesOver16MB: control characters take six bytes each
+// in JSON (\u0001), so 25 valid items of 400 KB can make a body far over
+// 16 MB; the writer sends such a batch in requests that fit.
+func TestWriterSplitsBodiesOver16MB(t *testing.T) {
+	rec := &sizeRecorder{}
+	w := NewDynamoWriter(sdkcapture.NewClient(&rec.Recorder), &mapping.TableSchema{Name: "t", PK: mapping.KeyAttr{Name: "PK", Type: mapping.TypeS}}, WriterOptions{})
+	w.api = rec.wrap(w.api)
+	ctrl := strings.Repeat("\x01", mapping.MaxItemBytes-100)
+	var batch []*mapping.Item
+	for i := range MaxBatchItems {
+		batch = append(batch, bodyItem(fmt.Sprintf("k%02d", i), map[string]types.AttributeValue{"v": &types.AttributeValueMemberS{Value: ctrl}}, true))
+	}
+	require.Greater(t, len(batchBody("t", batch)), 3*MaxBatchBytes)
+	res := &countingResults{}
+	require.NoError(t, w.Write(context.Background(), batch, res))
+	require.Equal(t, MaxBatchItems, res.acked)
+	require.Greater(t, len(rec.sizes), 1)
+	for _, n := range rec.sizes {
+		require.LessOrEqual(t, n, MaxBatchBytes)
+	}
+}
+
+// sizeRecorder notes the size of each body the client sent.
+type sizeRecorder struct {
+	sdkcapture.Recorder
+	sizes []int
+}
+
+func (r *sizeRecorder) wrap(api BatchWriteAPI) BatchWriteAPI {
+	return batchWriteFunc(func(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+		out, err := api.BatchWriteItem(ctx, in, opts...)
+		r.sizes = append(r.sizes, len(r.Body()))
+		return out, err
+	})
+}
+
+type batchWriteFunc func(context.Context, *dynamodb.BatchWriteItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
+
+func (f batchWriteFunc) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	return f(ctx, in, opts...)
 }
