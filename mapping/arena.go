@@ -4,6 +4,8 @@ import (
 	"unsafe"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynafold/dynafold/ddbjson"
 )
 
 // Arena hands out attribute values and strings from blocks, so that
@@ -62,16 +64,31 @@ func (a *Arena) String(b []byte) string {
 	if len(b) == 0 {
 		return ""
 	}
+	s := a.bytes(b)
+	return unsafe.String(&s[0], len(s))
+}
+
+// bytes copies b into the arena (a large b gets its own allocation) and
+// returns the copy, capacity clipped so that nobody appends into the next.
+func (a *Arena) bytes(b []byte) []byte {
 	if a == nil || len(b) > arenaBytes/4 {
-		return string(b)
+		return append([]byte(nil), b...)
 	}
 	if cap(a.b)-len(a.b) < len(b) {
 		a.b = make([]byte, 0, arenaBytes)
 	}
 	start := len(a.b)
 	a.b = append(a.b, b...)
-	s := a.b[start:len(a.b):len(a.b)]
-	return unsafe.String(&s[0], len(s))
+	return a.b[start:len(a.b):len(a.b)]
+}
+
+// encode returns an item's DynamoDB JSON, encoded in the scratch buffer
+// and copied into the arena.
+func (a *Arena) encode(attrs map[string]types.AttributeValue) []byte {
+	buf := ddbjson.AppendItem(a.buffer(), attrs)
+	body := a.bytes(buf)
+	a.keep(buf)
+	return body
 }
 
 // buffer returns the arena's scratch buffer, emptied, for rendering.

@@ -15,6 +15,11 @@ import (
 // Item is one DynamoDB item built from a source row.
 type Item struct {
 	Attrs map[string]types.AttributeValue
+	// Body is Attrs encoded once as DynamoDB JSON (package ddbjson), the
+	// form BatchWriteItem sends; builds with an Arena (the migrate hot
+	// path) fill it, and a writer encodes Attrs itself where it is nil.
+	// Whoever changes Attrs after the build must set Body to nil.
+	Body []byte
 	// Key is the item's primary key as text: partition key, NUL, sort key
 	// (numbers in canonical form, binary as raw bytes). It identifies the
 	// item for duplicate detection and for interleaving writes.
@@ -102,6 +107,9 @@ func (e *EntityPlan) build(row value.Row, nested [][]value.Row, dst []Item, a *A
 	}
 	for i := start; i < len(dst); i++ {
 		dst[i].Part = i - start
+		if a != nil {
+			dst[i].Body = a.encode(dst[i].Attrs)
+		}
 	}
 	return dst, nil
 }

@@ -32,6 +32,10 @@ type ClientOptions struct {
 	Logger *slog.Logger
 }
 
+// writeBuffer is the HTTP connection's write buffer: a typical batch's
+// headers and body go out in one write system call.
+const writeBuffer = 64 << 10
+
 // NewClient builds a DynamoDB client. Credentials and region come from the
 // standard AWS chain; with an Endpoint and no credentials in the chain,
 // static dummy credentials are used, because local DynamoDB-compatible
@@ -39,8 +43,14 @@ type ClientOptions struct {
 func NewClient(ctx context.Context, o ClientOptions) (*dynamodb.Client, error) {
 	conns := max(o.MaxConns, 16)
 	httpClient := awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+		// At least one idle connection per writer, so that a burst of
+		// requests after a throttled pause reuses them instead of
+		// reconnecting (and, on AWS, redoing the TLS handshake).
 		t.MaxIdleConns = conns * 2
 		t.MaxIdleConnsPerHost = conns
+		// A batch body is usually larger than the default 4 KB buffer,
+		// which makes the request two or more write system calls.
+		t.WriteBufferSize = writeBuffer
 	})
 	log := o.Logger
 	if log == nil {

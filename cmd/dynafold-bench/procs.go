@@ -111,6 +111,16 @@ func (s *server) stop() {
 	}
 }
 
+// connectionsOpened returns how many connections the no-op endpoint at url
+// has accepted so far.
+func connectionsOpened(url string) (int64, error) {
+	st, err := noopStats(url)
+	if err != nil {
+		return 0, err
+	}
+	return st.ConnectionsOpened, nil
+}
+
 // noopStats reads the no-op endpoint's counters.
 func noopStats(url string) (*noopCounters, error) {
 	resp, err := http.Get(url + "/stats")
@@ -128,6 +138,7 @@ type noopCounters struct {
 	WriteUnits        int64 `json:"write_units"`
 	ThrottledRequests int64 `json:"throttled_requests"`
 	UnprocessedItems  int64 `json:"unprocessed_items"`
+	ConnectionsOpened int64 `json:"connections_opened"`
 	Series            []struct {
 		Unix       int64 `json:"unix"`
 		Items      int64 `json:"items"`

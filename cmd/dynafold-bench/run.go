@@ -190,6 +190,10 @@ func noopRuns(ctx context.Context, o options, work, dynafold, config string, res
 			if err := createTable(ctx, dynafold, config, noop.URL, table); err != nil {
 				return err
 			}
+			conns, err := connectionsOpened(noop.URL)
+			if err != nil {
+				return err
+			}
 			m, err := runMeasured(ctx, nil, os.Args[0], "ceiling", "--endpoint", noop.URL, "--table", table,
 				"--items", strconv.Itoa(size), "--writers", strconv.Itoa(o.writers))
 			if err != nil {
@@ -200,14 +204,30 @@ func noopRuns(ctx context.Context, o options, work, dynafold, config string, res
 				return fmt.Errorf("reading ceiling result: %w", err)
 			}
 			ceilingRate = float64(c.Items) / c.Seconds
-			res.Scenarios = append(res.Scenarios, line("ceiling: pre-built items, same SDK → no-op", c.Items, c.Seconds, m, ""))
+			opened, err := connectionsOpened(noop.URL)
+			if err != nil {
+				return err
+			}
+			res.Scenarios = append(res.Scenarios, line("ceiling: pre-built items, same SDK → no-op", c.Items, c.Seconds, m,
+				fmt.Sprintf("%d connections opened", opened-conns)))
 		} else if err := createTable(ctx, dynafold, config, noop.URL, table); err != nil {
+			return err
+		}
+		conns, err := connectionsOpened(noop.URL)
+		if err != nil {
 			return err
 		}
 		sc, err := migrate(ctx, o, work, dynafold, config, noop.URL, table, dsn, fmt.Sprintf("dynafold → no-op (%s items)", human(size)))
 		if err != nil {
 			return err
 		}
+		// Keep-alive: about one connection per writer, however many
+		// requests.
+		opened, err := connectionsOpened(noop.URL)
+		if err != nil {
+			return err
+		}
+		sc.Note += fmt.Sprintf(", %d connections opened", opened-conns)
 		if i == 0 {
 			dynafoldRate = sc.ItemsPerSec
 		}

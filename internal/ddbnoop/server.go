@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -156,6 +157,14 @@ func (s *Server) Stats() Stats { return s.stats.snapshot(s.now()) }
 
 // ResetStats zeroes the counters.
 func (s *Server) ResetStats() { s.stats.reset() }
+
+// ConnState counts new connections (localserve.ConnWatcher): a client that
+// keeps its connections alive opens about one per request in flight, once.
+func (s *Server) ConnState(_ net.Conn, state http.ConnState) {
+	if state == http.StateNew {
+		s.stats.connections.Add(1)
+	}
+}
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -30,6 +30,9 @@ type Stats struct {
 	UnprocessedItems int64 `json:"unprocessed_items"`
 	// Errors counts BatchWriteItem calls rejected as invalid.
 	Errors int64 `json:"errors"`
+	// ConnectionsOpened counts TCP connections accepted: with keep-alive
+	// it stays near the client's requests in flight.
+	ConnectionsOpened int64 `json:"connections_opened"`
 	// Series holds per-second admitted items and write units for up to the
 	// last seriesLen seconds that saw any, oldest first.
 	Series []SecondStats `json:"series,omitempty"`
@@ -57,6 +60,7 @@ type counters struct {
 	throttledItems    atomic.Int64
 	unprocessed       atomic.Int64
 	errors            atomic.Int64
+	connections       atomic.Int64
 
 	mu     sync.Mutex
 	series [seriesLen]SecondStats // ring indexed by Unix % seriesLen
@@ -92,6 +96,7 @@ func (c *counters) snapshot(now time.Time) Stats {
 		ThrottledItems:     c.throttledItems.Load(),
 		UnprocessedItems:   c.unprocessed.Load(),
 		Errors:             c.errors.Load(),
+		ConnectionsOpened:  c.connections.Load(),
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -106,7 +111,7 @@ func (c *counters) snapshot(now time.Time) Stats {
 func (c *counters) reset() {
 	for _, a := range []*atomic.Int64{
 		&c.requests, &c.batchWrites, &c.items, &c.writeUnits, &c.gsiWriteUnits, &c.itemBytes,
-		&c.throttledRequests, &c.throttledItems, &c.unprocessed, &c.errors,
+		&c.throttledRequests, &c.throttledItems, &c.unprocessed, &c.errors, &c.connections,
 	} {
 		a.Store(0)
 	}

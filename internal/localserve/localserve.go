@@ -43,12 +43,21 @@ func ListenAndServe(ctx context.Context, h http.Handler, addr string, ready func
 	return nil
 }
 
+// ConnWatcher is a handler that wants to see connections change state (the
+// no-op endpoint counts the connections clients open).
+type ConnWatcher interface {
+	ConnState(net.Conn, http.ConnState)
+}
+
 func serve(h http.Handler, addr string) (*http.Server, string, chan struct{}, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, "", nil, err
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	if w, ok := h.(ConnWatcher); ok {
+		srv.ConnState = w.ConnState
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
