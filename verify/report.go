@@ -27,6 +27,11 @@ type Report struct {
 	// CollectionsSwept is how many touched item collections were queried
 	// for stale items.
 	CollectionsSwept int64 `json:"collections_swept"`
+	// KeyOnly is set for a key sweep (incremental runs), which read the
+	// source's key columns and scanned the target's keys; KeysScanned is
+	// how many target keys that scan read, every item of the table.
+	KeyOnly     bool  `json:"key_only,omitempty"`
+	KeysScanned int64 `json:"target_keys_scanned,omitempty"`
 	// Deleted is how many stale items prune deleted.
 	Deleted int64 `json:"deleted"`
 	// DuplicateKeys is how many items share their key with an earlier one

@@ -43,6 +43,12 @@ type comparer struct {
 	touched  *sorter
 	// swept counts collections queried, deleted stale items deleted.
 	swept, deleted atomic.Int64
+	// reads are the entity plans the check reads (key-only copies in a
+	// key sweep, where keyOnly says which are); scanned counts the target
+	// keys the key sweep read.
+	reads   []*mapping.EntityPlan
+	keyOnly []bool
+	scanned atomic.Int64
 }
 
 // Run compares the source with the target as opts.Mode says and returns
@@ -65,6 +71,10 @@ func Run(ctx context.Context, in Input, opts Options) (*Report, error) {
 		tally:    newTally(in.Plan, opts.Examples),
 		expected: newSorter(opts.TempDir, "expected", opts.SpillBytes),
 	}
+	c.reads = in.Plan.Entities
+	if opts.KeyOnly {
+		c.reads, c.keyOnly = keyOnlyPlans(in.Plan)
+	}
 	if !c.sample.all {
 		c.touched = newSorter(opts.TempDir, "touched", opts.SpillBytes)
 		defer c.touched.close()
@@ -79,7 +89,11 @@ func Run(ctx context.Context, in Input, opts Options) (*Report, error) {
 	}
 	opts.Logger.Debug("checked items; sweeping touched collections", "mode", opts.Mode, "spilled_keys", c.expected.spilled)
 	var err error
-	if !opts.NoSweep {
+	switch {
+	case opts.NoSweep:
+	case opts.KeyOnly:
+		err = c.keySweep(ctx)
+	default:
 		err = c.sweep(ctx)
 	}
 	rep := c.report(time.Since(start))
@@ -102,6 +116,8 @@ func (c *comparer) report(took time.Duration) *Report {
 		Source:           c.opts.Source,
 		CollectionsSwept: c.swept.Load(),
 		Deleted:          c.deleted.Load(),
+		KeyOnly:          c.opts.KeyOnly,
+		KeysScanned:      c.scanned.Load(),
 		Seconds:          took.Seconds(),
 	}
 	if t.SK != nil {

@@ -47,14 +47,24 @@ type incrementalRun struct {
 // incrementalResult is the report of an incremental run.
 type incrementalResult struct {
 	// Full is set on a run without earlier state: everything was read.
-	Full          bool     `json:"full"`
-	RowsRederived int64    `json:"rows_rederived"`
-	ItemsWritten  int64    `json:"items_written"`
-	ItemsDeleted  int64    `json:"items_deleted"`
-	SoftDeleted   int64    `json:"items_deleted_soft"`
-	Swept         int64    `json:"items_deleted_sweep"`
-	SweepSkipped  bool     `json:"sweep_skipped,omitempty"`
-	ReadInFull    []string `json:"entities_read_in_full,omitempty"`
+	Full          bool  `json:"full"`
+	RowsRederived int64 `json:"rows_rederived"`
+	ItemsWritten  int64 `json:"items_written"`
+	// NestChecked and NestRewritten are the nest check's: items of
+	// nest-bearing entities compared with the table, and those that
+	// differed and were written (included in ItemsWritten).
+	NestRowsRead  int64 `json:"rows_read_nest_check"`
+	NestChecked   int64 `json:"items_compared_nest_check"`
+	NestRewritten int64 `json:"items_written_nest_check"`
+	// SweepRowsRead and SweepKeysScanned are what the key sweep read: the
+	// source rows (key columns only) and the table's keys.
+	SweepRowsRead    int64    `json:"rows_read_sweep"`
+	SweepKeysScanned int64    `json:"target_keys_scanned"`
+	ItemsDeleted     int64    `json:"items_deleted"`
+	SoftDeleted      int64    `json:"items_deleted_soft"`
+	Swept            int64    `json:"items_deleted_sweep"`
+	SweepSkipped     bool     `json:"sweep_skipped,omitempty"`
+	ReadInFull       []string `json:"entities_read_in_full,omitempty"`
 	// Since is the bound of each table (previous watermark minus the
 	// overlap); Watermarks the ones recorded for the next run.
 	Since      map[string]string `json:"since,omitempty"`
@@ -91,7 +101,7 @@ func (a *app) beginIncremental(ctx context.Context, src source.Source, plan *map
 			a.log.Info("--restart: discarding incremental state; this run reads everything", "state", r.statePath)
 		}
 		st = nil
-		for _, pass := range []string{"changes", "deletes"} {
+		for _, pass := range []string{"changes", "deletes", "nests"} {
 			if err := checkpoint.NewFileStore(incremental.CheckpointFor(r.statePath, pass)).Discard(ctx); err != nil {
 				return nil, fmt.Errorf("discarding the incremental checkpoint: %w", err)
 			}
@@ -211,17 +221,20 @@ func (a *app) finishIncremental(ctx context.Context, r *incrementalRun, plan *ma
 	if a.v.GetBool("no-deletes") {
 		res.SweepSkipped = true
 	} else {
-		pruned, err := a.prune(ctx, plan, snap, client, sum, meta.Source)
+		if !r.pending.Full {
+			if err := a.checkNests(ctx, r, plan, snap, client, meta, res); err != nil {
+				return res, err
+			}
+		}
+		pruned, err := a.sweepKeys(ctx, plan, snap, client, meta.Source)
 		if pruned != nil {
 			res.Prune = pruned
 			res.Swept = pruned.Deleted
+			res.SweepRowsRead = pruned.Totals.RowsSeen
+			res.SweepKeysScanned = pruned.KeysScanned
 		}
 		if err != nil {
 			return res, err
-		}
-		if pruned == nil {
-			// prune declined (rejected rows): the watermarks must not move.
-			return res, errors.New("the key sweep did not run because rows were rejected or skipped; the watermarks were not moved")
 		}
 	}
 	res.ItemsDeleted = res.SoftDeleted + res.Swept
@@ -232,6 +245,83 @@ func (a *app) finishIncremental(ctx context.Context, r *incrementalRun, plan *ma
 		return res, err
 	}
 	return res, nil
+}
+
+// nestBearing returns the plan of the entities that nest children and
+// that the run narrowed (an entity read in full is rewritten anyway), or
+// nil when there are none.
+func nestBearing(plan *mapping.Plan, full []string) *mapping.Plan {
+	inFull := map[string]bool{}
+	for _, e := range full {
+		inFull[e] = true
+	}
+	out := *plan
+	out.Entities = nil
+	for _, ep := range plan.Entities {
+		if len(ep.Nests()) > 0 && !inFull[ep.Name] {
+			out.Entities = append(out.Entities, ep)
+		}
+	}
+	if len(out.Entities) == 0 {
+		return nil
+	}
+	return &out
+}
+
+// checkNests is the nest check (see incremental.CompareSink): it reads the
+// nest-bearing entities in full, with their children, and writes the items
+// that differ from the table: those of parents a nested child left (moved
+// away or hard-deleted) without stamping them. It has its own checkpoint,
+// so that an interrupted run resumes it.
+func (a *app) checkNests(ctx context.Context, r *incrementalRun, plan *mapping.Plan, snap source.Snapshot, client *dynamodb.Client, meta checkpoint.Meta, res *incrementalResult) error {
+	np := nestBearing(plan, r.full)
+	if np == nil {
+		return nil
+	}
+	writer := sink.NewDynamoWriter(client, plan.Table, sink.WriterOptions{Rate: sink.NewAdaptiveRate(a.v.GetFloat64("max-wcu"))})
+	cmp := incremental.NewCompareSink(client, plan.Table, writer)
+	meta.Fingerprint = r.fingerprint + "-nests"
+	sum, err := pipeline.Run(ctx, pipeline.Job{
+		Plan: np, Snapshot: snap, Sink: cmp,
+		Store: checkpoint.NewFileStore(incremental.CheckpointFor(r.statePath, "nests")), Meta: meta,
+	}, pipeline.Options{
+		Readers: a.v.GetInt("concurrency"), Writers: a.v.GetInt("writers"), PageSize: a.v.GetInt("page-size"),
+		Grace: a.v.GetDuration("grace"), Stop: a.stop, Logger: a.log,
+	})
+	res.NestChecked, res.NestRewritten = cmp.Compared(), cmp.Rewritten()
+	res.ItemsWritten += res.NestRewritten
+	if sum != nil {
+		res.NestRowsRead = sum.Total.RowsRead
+	}
+	if err != nil {
+		return fmt.Errorf("checking the items of nest-bearing entities (%d rewritten): %w", res.NestRewritten, err)
+	}
+	if n := sum.Total.Rejected + sum.Total.Skipped; n > 0 {
+		return fmt.Errorf("checking the items of nest-bearing entities: %d rows rejected or skipped; the watermarks were not moved", n)
+	}
+	return nil
+}
+
+// sweepKeys is the key sweep: verify's stale detection, key-only on both
+// sides (the source's key columns against a key-only Scan of the table),
+// deleting the items no row produces: those of rows hard-deleted at the
+// source, of moved keys, and of collections left without any row.
+func (a *app) sweepKeys(ctx context.Context, plan *mapping.Plan, snap source.Snapshot, client *dynamodb.Client, sourceID string) (*verify.Report, error) {
+	opts, err := a.compareOptions(verify.ModePrune)
+	if err != nil {
+		return nil, err
+	}
+	opts.Source = sourceID
+	opts.KeyOnly = true
+	opts.Delete = sink.NewDeleter(client, plan.Table.Name)
+	rep, err := verify.Run(ctx, verify.Input{Plan: plan, Snapshot: snap, Target: client}, opts)
+	if err != nil {
+		if rep != nil {
+			return rep, fmt.Errorf("sweeping for stale items (%d deleted before the failure): %w", rep.Deleted, err)
+		}
+		return nil, fmt.Errorf("sweeping for stale items: %w", err)
+	}
+	return rep, nil
 }
 
 // printIncremental prints the incremental run's counts after the summary.
@@ -252,8 +342,13 @@ func (a *app) printIncremental(sum *pipeline.Summary, res *incrementalResult) {
 	}
 	fmt.Fprintf(a.stdout, "%s run: %d rows re-derived, %d items written, %d items deleted (%d soft-deleted, %d by the key sweep)\n",
 		kind, res.RowsRederived, res.ItemsWritten, res.ItemsDeleted, res.SoftDeleted, res.Swept)
+	if res.NestChecked > 0 {
+		fmt.Fprintf(a.stdout, "nest check: %d rows read, %d items compared, %d rewritten\n", res.NestRowsRead, res.NestChecked, res.NestRewritten)
+	}
 	if res.SweepSkipped {
-		fmt.Fprintln(a.stdout, "key sweep skipped (--no-deletes): items of rows deleted at the source remain")
+		fmt.Fprintln(a.stdout, "key sweep and nest check skipped (--no-deletes): items of rows deleted or moved at the source remain")
+	} else {
+		fmt.Fprintf(a.stdout, "key sweep: %d source rows read (key columns only), %d table keys scanned, %d stale items deleted\n", res.SweepRowsRead, res.SweepKeysScanned, res.Swept)
 	}
 	for _, e := range res.ReadInFull {
 		if !res.Full {

@@ -17,15 +17,20 @@ import (
 type incrementalReport struct {
 	ExitCode int `json:"exit_code"`
 	Result   struct {
-		Full          bool              `json:"full"`
-		RowsRederived int64             `json:"rows_rederived"`
-		ItemsWritten  int64             `json:"items_written"`
-		ItemsDeleted  int64             `json:"items_deleted"`
-		SoftDeleted   int64             `json:"items_deleted_soft"`
-		Swept         int64             `json:"items_deleted_sweep"`
-		ReadInFull    []string          `json:"entities_read_in_full"`
-		Since         map[string]string `json:"since"`
-		Watermarks    map[string]string `json:"watermarks"`
+		Full          bool  `json:"full"`
+		RowsRederived int64 `json:"rows_rederived"`
+		ItemsWritten  int64 `json:"items_written"`
+		ItemsDeleted  int64 `json:"items_deleted"`
+		SoftDeleted   int64 `json:"items_deleted_soft"`
+		Swept         int64 `json:"items_deleted_sweep"`
+		NestChecked   int64 `json:"items_compared_nest_check"`
+		NestRewritten int64 `json:"items_written_nest_check"`
+		SweepRowsRead int64 `json:"rows_read_sweep"`
+		// SweepKeysScanned is every key of the table the sweep read.
+		SweepKeysScanned int64             `json:"target_keys_scanned"`
+		ReadInFull       []string          `json:"entities_read_in_full"`
+		Since            map[string]string `json:"since"`
+		Watermarks       map[string]string `json:"watermarks"`
 	} `json:"result"`
 }
 
