@@ -142,6 +142,13 @@ func (a *app) beginIncremental(ctx context.Context, src source.Source, plan *map
 		}
 		r.pending = p
 		if !dry {
+			// The passes' checkpoints left by an earlier run are complete:
+			// a new run starts its own.
+			for _, pass := range []string{"changes", "deletes", "nests"} {
+				if err := checkpoint.NewFileStore(incremental.CheckpointFor(r.statePath, pass)).Discard(ctx); err != nil {
+					return nil, fmt.Errorf("discarding the last incremental run's checkpoint: %w", err)
+				}
+			}
 			st.Pending = p
 			if err := incremental.Save(r.statePath, st); err != nil {
 				return nil, err
