@@ -18,31 +18,36 @@ import (
 
 // incrementalEmptyCollection adds a portfolio 4 (a server and a database)
 // stamped long before the watermark, so that the first run writes its
-// collection and a later change can delete every row of it.
+// collection and a later change can delete every row of it, and a
+// portfolio 5 to rename.
 var incrementalEmptyCollection = map[string]string{
 	"postgres": `
-		INSERT INTO portfolios (id, name, updated_at) VALUES (4, 'Dan''s Deli', '2025-01-01 00:00:00+00');
+		INSERT INTO portfolios (id, name, updated_at) VALUES (4, 'Dan''s Deli', '2025-01-01 00:00:00+00'), (5, 'Eve''s Eats', '2025-01-01 00:00:00+00');
 		INSERT INTO servers (id, portfolio_id, hostname, updated_at) VALUES ('s4a', 4, 'dan-site', '2025-01-01 00:00:00+00');
 		INSERT INTO databases (id, server_id, engine, updated_at) VALUES ('d9', 's4a', 'sqlite', '2025-01-01 00:00:00+00');
 	`,
-	"mysql": "INSERT INTO portfolios (id, name, updated_at) VALUES (4, 'Dan''s Deli', '2025-01-01 00:00:00');" +
+	"mysql": "INSERT INTO portfolios (id, name, updated_at) VALUES (4, 'Dan''s Deli', '2025-01-01 00:00:00'), (5, 'Eve''s Eats', '2025-01-01 00:00:00');" +
 		"INSERT INTO servers (id, portfolio_id, hostname, updated_at) VALUES ('s4a', 4, 'dan-site', '2025-01-01 00:00:00');" +
 		"INSERT INTO `databases` (id, server_id, engine, updated_at) VALUES ('d9', 's4a', 'sqlite', '2025-01-01 00:00:00');",
 }
 
 // incrementalNestChanges moves a nested contact to another portfolio,
-// hard-deletes another, and deletes every row of collection 4. PostgreSQL
-// stamps the moved row in the statement, MySQL by ON UPDATE.
+// hard-deletes another, renames portfolio 5 and deletes every row of
+// collection 4. PostgreSQL stamps the changed rows in the statement, MySQL
+// by ON UPDATE CURRENT_TIMESTAMP: DATETIME(6) on contacts, DATETIME (whole
+// seconds) on portfolios.
 var incrementalNestChanges = map[string]string{
 	"postgres": `
 		UPDATE contacts SET portfolio_id = 3, updated_at = now() WHERE email = 'a@jeff.example';
 		DELETE FROM contacts WHERE email = 'b@bob.example';
+		UPDATE portfolios SET name = 'Eve''s Eatery', updated_at = now() WHERE id = 5;
 		DELETE FROM databases WHERE id = 'd9';
 		DELETE FROM servers WHERE id = 's4a';
 		DELETE FROM portfolios WHERE id = 4;
 	`,
 	"mysql": "UPDATE contacts SET portfolio_id = 3 WHERE email = 'a@jeff.example';" +
 		"DELETE FROM contacts WHERE email = 'b@bob.example';" +
+		"UPDATE portfolios SET name = 'Eve''s Eatery' WHERE id = 5;" +
 		"DELETE FROM `databases` WHERE id = 'd9'; DELETE FROM servers WHERE id = 's4a'; DELETE FROM portfolios WHERE id = 4;",
 }
 
@@ -62,13 +67,14 @@ func TestMigrateIncrementalNestsAndEmptiedCollection(t *testing.T) {
 			dir := t.TempDir()
 			rep := runIncremental(t, tg, dir)
 			require.True(t, rep.Result.Full)
-			require.EqualValues(t, 17, rep.Result.ItemsWritten) // 14 + portfolio 4, s4a, d9
+			require.EqualValues(t, 18, rep.Result.ItemsWritten) // 14 + portfolios 4 and 5, s4a, d9
 
 			testenv.ExecSQL(t, d.Name, tg.dsn, incrementalNestChanges[d.Name])
 
 			// The preview reads the nest-bearing portfolios in full: 1 (lost
-			// a contact by a move), 2 (lost one by a delete) and 3 (gained
-			// one) are to update; the three items of collection 4 to delete.
+			// a contact by a move), 2 (lost one by a delete), 3 (gained one)
+			// and 5 (renamed) are to update; the three items of collection 4
+			// to delete.
 			for _, args := range [][]string{{"diff", "--incremental"}, {"migrate", "--incremental", "--dry-run"}} {
 				r := tg.run(t, dir, append(args, "--output", "json")...)
 				require.Equal(t, 3, r.Code, r.Output())
@@ -77,25 +83,25 @@ func TestMigrateIncrementalNestsAndEmptiedCollection(t *testing.T) {
 					Delete int64 `json:"items_to_delete"`
 				}
 				require.NoError(t, json.Unmarshal([]byte(r.Stdout), &p), r.Stdout)
-				require.Equal(t, int64(3), p.Write, r.Stdout)
+				require.Equal(t, int64(4), p.Write, r.Stdout)
 				require.Equal(t, int64(3), p.Delete, r.Stdout)
 			}
 
 			rep = runIncremental(t, tg, dir)
 			require.False(t, rep.Result.Full)
-			// The narrowed pass: portfolio 3 (its new contact, and its own
-			// stamp at the watermark), s3a (watermark), d1 (watermark), d6
-			// and d7 (their server s3a).
-			require.EqualValues(t, 5, rep.Result.RowsRederived)
-			// The nest check compares portfolios 1, 2, 3 and rewrites 1 and
-			// 2, which lost a contact without being stamped.
-			require.EqualValues(t, 3, rep.Result.NestChecked)
+			// The narrowed pass: portfolio 5 (renamed: its own stamp), 3 (its
+			// new contact, and its own stamp at the watermark), s3a
+			// (watermark), d1 (watermark), d6 and d7 (their server s3a).
+			require.EqualValues(t, 6, rep.Result.RowsRederived)
+			// The nest check compares portfolios 1, 2, 3, 5 and rewrites 1
+			// and 2, which lost a contact without being stamped.
+			require.EqualValues(t, 4, rep.Result.NestChecked)
 			require.EqualValues(t, 2, rep.Result.NestRewritten)
-			require.EqualValues(t, 7, rep.Result.ItemsWritten)
-			// The key sweep reads the source's 14 rows by their key columns
-			// and the table's 17 keys, and deletes collection 4's 3 items.
-			require.EqualValues(t, 14, rep.Result.SweepRowsRead)
-			require.EqualValues(t, 17, rep.Result.SweepKeysScanned)
+			require.EqualValues(t, 8, rep.Result.ItemsWritten)
+			// The key sweep reads the source's 15 rows by their key columns
+			// and the table's 18 keys, and deletes collection 4's 3 items.
+			require.EqualValues(t, 15, rep.Result.SweepRowsRead)
+			require.EqualValues(t, 18, rep.Result.SweepKeysScanned)
 			require.EqualValues(t, 3, rep.Result.Swept)
 			require.EqualValues(t, 3, rep.Result.ItemsDeleted)
 			requireSameAsFreshMigrate(t, tg, config)
