@@ -42,7 +42,7 @@ it stopped when run again with the same mapping (--restart starts over).`,
 	f.Bool("prune", false, "after a successful run, delete stale items (produced by no row) from the item collections the rows touch, and report how many")
 	f.Bool("incremental", false, "re-derive only the items whose rows (own, joined or nested) changed since the last incremental run, per the mapping's changes:; the first run reads everything")
 	f.Duration("overlap", 5*time.Minute, "with --incremental: how far before the last watermark rows still count as changed (clock skew, late commits)")
-	f.Bool("no-deletes", false, "with --incremental: skip the key sweep that deletes the items of rows deleted at the source (soft deletes are still applied)")
+	f.Bool("no-deletes", false, "with --incremental: skip the key sweep that deletes the items of rows deleted at the source and the nest check that rewrites parents a nested child left (soft deletes are still applied)")
 	addCompareFlags(f)
 	return cmd
 }
