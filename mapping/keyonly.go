@@ -87,3 +87,10 @@ func (e *EntityPlan) BuildKeys(row value.Row, dst []Item) ([]Item, error) {
 	}
 	return dst, nil
 }
+
+// Filtered reports whether the entity reads a subset of its table chosen
+// by the mapping (a where: filter, or a query:). Its rows then say nothing
+// about the items of the rows left out (another tenant's, say), so a sweep
+// must not call those stale. The soft-delete filter does not count: a
+// soft-deleted row's item is stale.
+func (e *EntityPlan) Filtered() bool { return e.Query.SQL != "" || len(e.userWhere) > 0 }
