@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -130,9 +131,11 @@ func (c *comparer) keySweep(ctx context.Context) error {
 	}
 	target := newSorter(c.opts.TempDir, "target", c.opts.SpillBytes)
 	defer target.close()
+	start := time.Now()
 	if err := c.scanKeys(ctx, scanner, target); err != nil {
 		return err
 	}
+	c.opts.Logger.Debug("scanned the table's keys", "keys", c.scanned.Load(), "seconds", time.Since(start).Seconds())
 	exp, err := c.expected.iterate()
 	if err != nil {
 		return err
