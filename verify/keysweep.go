@@ -147,6 +147,18 @@ func (c *comparer) keySweep(ctx context.Context) error {
 	}
 	defer closeSource(got)
 
+	// The digests of the expected keys are recorded on the way, for the
+	// next run's digest sweep.
+	var dig *digester
+	if d := c.opts.Digests; d != nil && d.Next != nil {
+		dig = newDigester(func(pk []byte, sum uint64) error {
+			c.collections.Add(1)
+			if err := d.Next.Add(pk, sum); err != nil {
+				return fmt.Errorf("recording the collection digests: %w", err)
+			}
+			return nil
+		})
+	}
 	var prevExp, cur []byte
 	var haveCur bool
 	nextExp := func() error {
@@ -154,6 +166,9 @@ func (c *comparer) keySweep(ctx context.Context) error {
 			rec, ok, err := exp.next()
 			if err != nil || !ok {
 				haveCur = false
+				if err == nil && dig != nil {
+					err = dig.finish()
+				}
 				return err
 			}
 			if bytes.Equal(rec, prevExp) {
@@ -161,6 +176,9 @@ func (c *comparer) keySweep(ctx context.Context) error {
 				continue
 			}
 			prevExp, cur, haveCur = rec, rec, true
+			if dig != nil {
+				return dig.add(rec)
+			}
 			return nil
 		}
 	}
@@ -233,16 +251,7 @@ func (c *comparer) keySweep(ctx context.Context) error {
 // per lookup worker) projecting the key and type attributes, and adds the
 // records of the items that look like the mapping's to target.
 func (c *comparer) scanKeys(ctx context.Context, api ScanAPI, target *sorter) error {
-	names := map[string]string{"#pk": c.keys.pk.Name}
-	proj := "#pk"
-	if c.keys.sk != nil {
-		names["#sk"] = c.keys.sk.Name
-		proj += ", #sk"
-	}
-	if c.owners.typeAttr != "" {
-		names["#t"] = c.owners.typeAttr
-		proj += ", #t"
-	}
+	proj, names := c.keyProjection()
 	segments := c.opts.Lookups
 	g, gctx := errgroup.WithContext(ctx)
 	for seg := range segments {
@@ -293,6 +302,22 @@ func (c *comparer) scanKeys(ctx context.Context, api ScanAPI, target *sorter) er
 		})
 	}
 	return g.Wait()
+}
+
+// keyProjection returns the projection of the key and type attributes,
+// and its attribute names (#pk, #sk, #t).
+func (c *comparer) keyProjection() (string, map[string]string) {
+	names := map[string]string{"#pk": c.keys.pk.Name}
+	proj := "#pk"
+	if c.keys.sk != nil {
+		names["#sk"] = c.keys.sk.Name
+		proj += ", #sk"
+	}
+	if c.owners.typeAttr != "" {
+		names["#t"] = c.owners.typeAttr
+		proj += ", #t"
+	}
+	return proj, names
 }
 
 // KeyText renders a key attribute as mapping.Item.Key does (numbers in

@@ -76,6 +76,11 @@ type Options struct {
 	// columns their table keys need, and the whole table is scanned for
 	// keys, so that collections no row makes any more are swept too.
 	KeyOnly bool
+	// Digests, in a key sweep, remembers collection digests between runs
+	// (see digest.go): with Previous set only the collections whose keys
+	// changed are queried instead of scanning the table; Next receives the
+	// digests to remember.
+	Digests *Digests
 	// Source names the source in the report (a DSN's redacted identity).
 	Source string
 	Logger *slog.Logger

@@ -49,6 +49,10 @@ type comparer struct {
 	reads   []*mapping.EntityPlan
 	keyOnly []bool
 	scanned atomic.Int64
+	// A digest sweep's counts: the collections the source makes, those
+	// whose digest changed or that appeared, those that vanished, and the
+	// target keys its queries read.
+	collections, changed, vanished, read atomic.Int64
 }
 
 // Run compares the source with the target as opts.Mode says and returns
@@ -91,6 +95,8 @@ func Run(ctx context.Context, in Input, opts Options) (*Report, error) {
 	var err error
 	switch {
 	case opts.NoSweep:
+	case opts.KeyOnly && opts.Digests != nil && opts.Digests.Previous != nil:
+		err = c.digestSweep(ctx)
 	case opts.KeyOnly:
 		err = c.keySweep(ctx)
 	default:
@@ -118,7 +124,21 @@ func (c *comparer) report(took time.Duration) *Report {
 		Deleted:          c.deleted.Load(),
 		KeyOnly:          c.opts.KeyOnly,
 		KeysScanned:      c.scanned.Load(),
+		TargetKeysRead:   c.scanned.Load() + c.read.Load(),
 		Seconds:          took.Seconds(),
+	}
+	if c.opts.KeyOnly && !c.opts.NoSweep {
+		r.SweepMode = SweepScan
+		if d := c.opts.Digests; d != nil && d.Previous != nil {
+			r.SweepMode = SweepQuery
+			r.CollectionsQueried = c.swept.Load()
+		}
+		if d := c.opts.Digests; d != nil && (d.Previous != nil || d.Next != nil) {
+			r.Collections = c.collections.Load()
+		}
+		if r.SweepMode == SweepQuery {
+			r.CollectionsChanged, r.CollectionsVanished = c.changed.Load(), c.vanished.Load()
+		}
 	}
 	if t.SK != nil {
 		r.KeySchema.SK = &KeyAttribute{Name: t.SK.Name, Type: string(t.SK.Type)}

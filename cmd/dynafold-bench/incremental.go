@@ -34,12 +34,16 @@ type incrementalRun struct {
 	Seconds float64 `json:"wall_seconds"`
 	// RowsRead is the rows the run's item pass read (re-derived rows for
 	// an incremental run); SweepRows the rows the key sweep read, key
-	// columns only; KeysScanned the table keys the sweep scanned.
-	RowsRead     int64 `json:"source_rows_read"`
-	SweepRows    int64 `json:"sweep_source_rows_read,omitempty"`
-	KeysScanned  int64 `json:"sweep_table_keys_scanned,omitempty"`
-	ItemsWritten int64 `json:"items_written"`
-	ItemsDeleted int64 `json:"items_deleted,omitempty"`
+	// columns only; SweepMode how it read the table (scan: every key;
+	// query: the collections whose keys changed or that the run wrote),
+	// CollectionsQueried and KeysRead what it read of it.
+	RowsRead           int64  `json:"source_rows_read"`
+	SweepRows          int64  `json:"sweep_source_rows_read,omitempty"`
+	SweepMode          string `json:"sweep_mode,omitempty"`
+	CollectionsQueried int64  `json:"sweep_collections_queried,omitempty"`
+	KeysRead           int64  `json:"sweep_table_keys_read,omitempty"`
+	ItemsWritten       int64  `json:"items_written"`
+	ItemsDeleted       int64  `json:"items_deleted,omitempty"`
 	// SweepSeconds is the key sweep's share of Seconds.
 	SweepSeconds float64 `json:"sweep_seconds,omitempty"`
 	ShareOfFull  float64 `json:"wall_share_of_full,omitempty"`
@@ -61,11 +65,13 @@ type incrementalReport struct {
 		} `json:"total"`
 	} `json:"summary"`
 	Result struct {
-		RowsRederived int64 `json:"rows_rederived"`
-		ItemsWritten  int64 `json:"items_written"`
-		ItemsDeleted  int64 `json:"items_deleted"`
-		SweepRows     int64 `json:"rows_read_sweep"`
-		KeysScanned   int64 `json:"target_keys_scanned"`
+		RowsRederived int64  `json:"rows_rederived"`
+		ItemsWritten  int64  `json:"items_written"`
+		ItemsDeleted  int64  `json:"items_deleted"`
+		SweepRows     int64  `json:"rows_read_sweep"`
+		SweepMode     string `json:"sweep_mode"`
+		Queried       int64  `json:"collections_queried"`
+		KeysRead      int64  `json:"target_keys_read"`
 		Sweep         *struct {
 			Seconds float64 `json:"seconds"`
 		} `json:"sweep"`
@@ -136,6 +142,7 @@ func incrementalScenario(ctx context.Context, o options, work, dynafold, config 
 		extra []string
 	}{
 		{"migrate --incremental, 0.1% of rows changed", nil},
+		{"migrate --incremental --full-sweep, 0.1% of rows changed", []string{"--full-sweep"}},
 		{"migrate --incremental --no-deletes, 0.1% of rows changed", []string{"--no-deletes"}},
 	} {
 		// The same rows each time, so that the overlap window re-reads
@@ -156,7 +163,8 @@ func incrementalScenario(ctx context.Context, o options, work, dynafold, config 
 
 func fillRun(r *incrementalRun, rep *incrementalReport, fullSeconds float64) incrementalRun {
 	r.RowsRead = rep.Result.RowsRederived
-	r.SweepRows, r.KeysScanned = rep.Result.SweepRows, rep.Result.KeysScanned
+	r.SweepRows, r.SweepMode = rep.Result.SweepRows, rep.Result.SweepMode
+	r.CollectionsQueried, r.KeysRead = rep.Result.Queried, rep.Result.KeysRead
 	r.ItemsWritten, r.ItemsDeleted = rep.Result.ItemsWritten, rep.Result.ItemsDeleted
 	if rep.Result.Sweep != nil {
 		r.SweepSeconds = rep.Result.Sweep.Seconds
@@ -259,12 +267,12 @@ ANALYZE;`, portfolios)
 // printIncremental prints the scenario's table.
 func printIncremental(f *incrementalFigures) {
 	fmt.Printf("\nincremental runs (%s items, %d rows changed, dynalite):\n", human(f.Items), f.RowsChanged)
-	fmt.Printf("%-58s %9s %8s %10s %11s %11s %9s %9s %8s\n", "RUN", "WALL S", "SWEEP S", "ROWS READ", "SWEEP ROWS", "SWEEP KEYS", "WRITTEN", "DELETED", "OF FULL")
+	fmt.Printf("%-58s %9s %8s %10s %11s %6s %11s %11s %9s %9s %8s\n", "RUN", "WALL S", "SWEEP S", "ROWS READ", "SWEEP ROWS", "SWEEP", "COLL QUERIED", "TABLE KEYS", "WRITTEN", "DELETED", "OF FULL")
 	for _, r := range f.Runs {
 		share := "-"
 		if r.ShareOfFull > 0 {
 			share = fmt.Sprintf("%.1f%%", 100*r.ShareOfFull)
 		}
-		fmt.Printf("%-58s %9.1f %8.1f %10d %11d %11d %9d %9d %8s\n", r.Name, r.Seconds, r.SweepSeconds, r.RowsRead, r.SweepRows, r.KeysScanned, r.ItemsWritten, r.ItemsDeleted, share)
+		fmt.Printf("%-58s %9.1f %8.1f %10d %11d %6s %11d %11d %9d %9d %8s\n", r.Name, r.Seconds, r.SweepSeconds, r.RowsRead, r.SweepRows, r.SweepMode, r.CollectionsQueried, r.KeysRead, r.ItemsWritten, r.ItemsDeleted, share)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynafold/dynafold/checkpoint"
 	"github.com/dynafold/dynafold/incremental"
@@ -42,6 +43,35 @@ type incrementalRun struct {
 	fingerprint string
 	// softDeleted counts the items of soft-deleted rows deleted.
 	softDeleted int64
+	// digestsPath is the collection digests of the last successful key
+	// sweep; resumed is set when this run continues one that stopped, whose
+	// writes the digests do not cover. trackers remember the collections
+	// this run's passes wrote.
+	digestsPath string
+	resumed     bool
+	trackers    []*incremental.Tracker
+}
+
+// track wraps a sink of this run's writes, so that the key sweep queries
+// the collections they touched.
+func (r *incrementalRun) track(s sink.Sink, table *mapping.TableSchema) sink.Sink {
+	t := incremental.NewTracker(s, table.PK.Name)
+	r.trackers = append(r.trackers, t)
+	return t
+}
+
+// written returns the partition keys this run wrote; ok is false when a
+// tracker overflowed.
+func (r *incrementalRun) written() ([]types.AttributeValue, bool) {
+	var out []types.AttributeValue
+	for _, t := range r.trackers {
+		pks, ok := t.Written()
+		if !ok {
+			return nil, false
+		}
+		out = append(out, pks...)
+	}
+	return out, true
 }
 
 // incrementalResult is the report of an incremental run.
@@ -58,13 +88,28 @@ type incrementalResult struct {
 	NestRewritten int64 `json:"items_written_nest_check"`
 	// SweepRowsRead and SweepKeysScanned are what the key sweep read: the
 	// source rows (key columns only) and the table's keys.
-	SweepRowsRead    int64    `json:"rows_read_sweep"`
-	SweepKeysScanned int64    `json:"target_keys_scanned"`
-	ItemsDeleted     int64    `json:"items_deleted"`
-	SoftDeleted      int64    `json:"items_deleted_soft"`
-	Swept            int64    `json:"items_deleted_sweep"`
-	SweepSkipped     bool     `json:"sweep_skipped,omitempty"`
-	ReadInFull       []string `json:"entities_read_in_full,omitempty"`
+	SweepRowsRead    int64 `json:"rows_read_sweep"`
+	SweepKeysScanned int64 `json:"target_keys_scanned"`
+	// SweepMode is "scan" (every key of the table read) or "query" (only
+	// the collections whose key digest changed, that appeared, vanished or
+	// were written); CollectionsQueried and TargetKeysRead are what it
+	// read; Collections is how many collections the source makes, and
+	// CollectionsChanged and CollectionsVanished are the digest
+	// comparison's (a query sweep's).
+	SweepMode           string `json:"sweep_mode,omitempty"`
+	CollectionsQueried  int64  `json:"collections_queried"`
+	TargetKeysRead      int64  `json:"target_keys_read"`
+	Collections         int64  `json:"collections"`
+	CollectionsChanged  int64  `json:"collections_changed"`
+	CollectionsVanished int64  `json:"collections_vanished"`
+	// SweepScanReason says why a sweep scanned the table rather than
+	// querying the changed collections.
+	SweepScanReason string   `json:"sweep_scan_reason,omitempty"`
+	ItemsDeleted    int64    `json:"items_deleted"`
+	SoftDeleted     int64    `json:"items_deleted_soft"`
+	Swept           int64    `json:"items_deleted_sweep"`
+	SweepSkipped    bool     `json:"sweep_skipped,omitempty"`
+	ReadInFull      []string `json:"entities_read_in_full,omitempty"`
 	// Since is the bound of each table (previous watermark minus the
 	// overlap); Watermarks the ones recorded for the next run.
 	Since      map[string]string `json:"since,omitempty"`
@@ -91,6 +136,7 @@ func (a *app) beginIncremental(ctx context.Context, src source.Source, plan *map
 		return nil, fmt.Errorf("the %T source cannot read watermarks", src)
 	}
 	r := &incrementalRun{statePath: incremental.PathFor(ckptPath)}
+	r.digestsPath = incremental.DigestsFor(r.statePath)
 	st, err := incremental.Load(r.statePath)
 	if err != nil {
 		return nil, err
@@ -101,6 +147,9 @@ func (a *app) beginIncremental(ctx context.Context, src source.Source, plan *map
 			a.log.Info("--restart: discarding incremental state; this run reads everything", "state", r.statePath)
 		}
 		st = nil
+		if err := incremental.DiscardDigests(r.digestsPath); err != nil {
+			return nil, err
+		}
 		for _, pass := range []string{"changes", "deletes", "nests"} {
 			if err := checkpoint.NewFileStore(incremental.CheckpointFor(r.statePath, pass)).Discard(ctx); err != nil {
 				return nil, fmt.Errorf("discarding the incremental checkpoint: %w", err)
@@ -114,8 +163,16 @@ func (a *app) beginIncremental(ctx context.Context, src source.Source, plan *map
 		st = &incremental.State{Fingerprint: fingerprint, Table: plan.Table.Name}
 	}
 	r.state = st
+	if !dry && a.v.GetBool("no-deletes") {
+		// This run writes without a sweep: the digests no longer bound
+		// what the table holds.
+		if err := incremental.DiscardDigests(r.digestsPath); err != nil {
+			return nil, err
+		}
+	}
 	if st.Pending != nil {
 		r.pending = st.Pending
+		r.resumed = true
 		a.log.Info("resuming an unfinished incremental run", "started", st.Pending.Started)
 	} else {
 		p := &incremental.Pending{Watermarks: map[string]string{}, Started: time.Now().UTC()}
@@ -233,12 +290,18 @@ func (a *app) finishIncremental(ctx context.Context, r *incrementalRun, plan *ma
 				return res, err
 			}
 		}
-		pruned, err := a.sweepKeys(ctx, plan, snap, client, meta.Source)
+		pruned, err := a.sweepKeys(ctx, r, plan, snap, client, meta.Source, res)
 		if pruned != nil {
 			res.Prune = pruned
 			res.Swept = pruned.Deleted
 			res.SweepRowsRead = pruned.Totals.RowsSeen
 			res.SweepKeysScanned = pruned.KeysScanned
+			res.SweepMode = pruned.SweepMode
+			res.CollectionsQueried = pruned.CollectionsQueried
+			res.TargetKeysRead = pruned.TargetKeysRead
+			res.Collections = pruned.Collections
+			res.CollectionsChanged = pruned.CollectionsChanged
+			res.CollectionsVanished = pruned.CollectionsVanished
 		}
 		if err != nil {
 			return res, err
@@ -286,7 +349,7 @@ func (a *app) checkNests(ctx context.Context, r *incrementalRun, plan *mapping.P
 		return nil
 	}
 	writer := sink.NewDynamoWriter(client, plan.Table, sink.WriterOptions{Rate: sink.NewAdaptiveRate(a.v.GetFloat64("max-wcu"))})
-	cmp := incremental.NewCompareSink(client, plan.Table, writer)
+	cmp := incremental.NewCompareSink(client, plan.Table, r.track(writer, plan.Table))
 	meta.Fingerprint = r.fingerprint + "-nests"
 	sum, err := pipeline.Run(ctx, pipeline.Job{
 		Plan: np, Snapshot: snap, Sink: cmp,
@@ -310,10 +373,15 @@ func (a *app) checkNests(ctx context.Context, r *incrementalRun, plan *mapping.P
 }
 
 // sweepKeys is the key sweep: verify's stale detection, key-only on both
-// sides (the source's key columns against a key-only Scan of the table),
-// deleting the items no row produces: those of rows hard-deleted at the
-// source, of moved keys, and of collections left without any row.
-func (a *app) sweepKeys(ctx context.Context, plan *mapping.Plan, snap source.Snapshot, client *dynamodb.Client, sourceID string) (*verify.Report, error) {
+// sides, deleting the items no row produces: those of rows hard-deleted at
+// the source, of moved keys, and of collections left without any row. The
+// source's key columns are read in full; of the table, only the
+// collections whose digest (verify.Digests) changed since the last
+// successful sweep, that appeared or vanished, or that this run wrote are
+// queried. Without usable digests the whole table's keys are scanned. The
+// new digests are kept (atomic rename) only when the sweep succeeds;
+// finishIncremental then saves the state.
+func (a *app) sweepKeys(ctx context.Context, r *incrementalRun, plan *mapping.Plan, snap source.Snapshot, client *dynamodb.Client, sourceID string, res *incrementalResult) (*verify.Report, error) {
 	opts, err := a.compareOptions(verify.ModePrune)
 	if err != nil {
 		return nil, err
@@ -321,7 +389,42 @@ func (a *app) sweepKeys(ctx context.Context, plan *mapping.Plan, snap source.Sna
 	opts.Source = sourceID
 	opts.KeyOnly = true
 	opts.Delete = sink.NewDeleter(client, plan.Table.Name)
+	digestFP := plan.Fingerprint(sourceID)
+	next, err := incremental.CreateDigests(r.digestsPath, digestFP)
+	if err != nil {
+		return nil, err
+	}
+	defer next.Abort()
+	opts.Digests = &verify.Digests{Next: next}
+	written, tracked := r.written()
+	switch {
+	case r.pending.Full:
+		res.SweepScanReason = "a full run"
+	case r.resumed:
+		res.SweepScanReason = "the run resumes one that stopped, whose writes the digests do not cover"
+	case a.v.GetBool("full-sweep"):
+		res.SweepScanReason = "--full-sweep"
+	case !tracked:
+		res.SweepScanReason = fmt.Sprintf("the run wrote more than %d collections", incremental.MaxTracked)
+	default:
+		prev, err := incremental.OpenDigests(r.digestsPath, digestFP)
+		if err != nil {
+			return nil, err
+		}
+		if prev == nil {
+			res.SweepScanReason = "no collection digests from a last successful sweep under this mapping"
+			break
+		}
+		defer prev.Close()
+		opts.Digests.Previous, opts.Digests.Written = prev, written
+	}
+	if res.SweepScanReason != "" {
+		a.log.Info("the key sweep scans every key of the table", "reason", res.SweepScanReason)
+	}
 	rep, err := verify.Run(ctx, verify.Input{Plan: plan, Snapshot: snap, Target: client}, opts)
+	if err == nil {
+		err = next.Commit()
+	}
 	if err != nil {
 		if rep != nil {
 			return rep, fmt.Errorf("sweeping for stale items (%d deleted before the failure): %w", rep.Deleted, err)
@@ -355,7 +458,12 @@ func (a *app) printIncremental(sum *pipeline.Summary, res *incrementalResult) {
 	if res.SweepSkipped {
 		fmt.Fprintln(a.stdout, "key sweep and nest check skipped (--no-deletes): items of rows deleted or moved at the source remain")
 	} else {
-		fmt.Fprintf(a.stdout, "key sweep: %d source rows read (key columns only), %d table keys scanned, %d stale items deleted\n", res.SweepRowsRead, res.SweepKeysScanned, res.Swept)
+		fmt.Fprintf(a.stdout, "key sweep: %d source rows read (key columns only) making %d collections, %d stale items deleted\n", res.SweepRowsRead, res.Collections, res.Swept)
+		if res.SweepMode == verify.SweepQuery {
+			fmt.Fprintf(a.stdout, "key sweep: %d collections queried (%d changed or new, %d vanished, the rest written by this run), %d table keys read\n", res.CollectionsQueried, res.CollectionsChanged, res.CollectionsVanished, res.TargetKeysRead)
+		} else {
+			fmt.Fprintf(a.stdout, "key sweep: %d table keys scanned (%s)\n", res.SweepKeysScanned, res.SweepScanReason)
+		}
 	}
 	for _, e := range res.ReadInFull {
 		if !res.Full {

@@ -99,9 +99,18 @@ func TestMigrateIncrementalNestsAndEmptiedCollection(t *testing.T) {
 			require.EqualValues(t, 2, rep.Result.NestRewritten)
 			require.EqualValues(t, 8, rep.Result.ItemsWritten)
 			// The key sweep reads the source's 15 rows by their key columns
-			// and the table's 18 keys, and deletes collection 4's 3 items.
+			// (4 collections, none with other keys than last time) and
+			// queries collection 4, which vanished, and 1, 2, 3 and 5, which
+			// this run wrote: all the table's 18 keys. It deletes collection
+			// 4's 3 items.
 			require.EqualValues(t, 15, rep.Result.SweepRowsRead)
-			require.EqualValues(t, 18, rep.Result.SweepKeysScanned)
+			require.Equal(t, "query", rep.Result.SweepMode)
+			require.EqualValues(t, 4, rep.Result.Collections)
+			require.EqualValues(t, 0, rep.Result.CollectionsChanged)
+			require.EqualValues(t, 1, rep.Result.CollectionsVanished)
+			require.EqualValues(t, 5, rep.Result.CollectionsQueried)
+			require.EqualValues(t, 18, rep.Result.TargetKeysRead)
+			require.EqualValues(t, 0, rep.Result.SweepKeysScanned)
 			require.EqualValues(t, 3, rep.Result.Swept)
 			require.EqualValues(t, 3, rep.Result.ItemsDeleted)
 			requireSameAsFreshMigrate(t, tg, config)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dynafold/dynafold/incremental"
 	"github.com/dynafold/dynafold/mapping"
 	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/verify"
@@ -111,6 +112,19 @@ func (a *app) runIncrementalPreview(cmd *cobra.Command, command string) (err err
 	} else if !a.v.GetBool("no-deletes") {
 		sweepOpts := opts
 		sweepOpts.Mode, sweepOpts.DryRun, sweepOpts.KeyOnly = verify.ModePrune, true, true
+		// With the last sweep's digests, only the collections whose keys
+		// changed can hold stale items (the run also queries those it
+		// writes, in case their rows changed between its reads).
+		if !inc.resumed {
+			prev, err := incremental.OpenDigests(inc.digestsPath, fingerprint)
+			if err != nil {
+				return err
+			}
+			if prev != nil {
+				defer prev.Close()
+				sweepOpts.Digests = &verify.Digests{Previous: prev}
+			}
+		}
 		if res.Sweep, err = verify.Run(ctx, verify.Input{Plan: plan, Snapshot: snap, Target: client}, sweepOpts); err != nil {
 			return fmt.Errorf("sweeping for stale items: %w", err)
 		}
