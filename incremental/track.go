@@ -15,7 +15,7 @@ import (
 // writes more than this many collections has changed so much of the table
 // that scanning its keys costs little more than querying them, so the key
 // sweep then scans (and memory stays bounded).
-const MaxTracked = 1 << 20
+const MaxTracked = 1 << 18
 
 // Tracker wraps a sink and remembers the partition keys of the items
 // written through it, so that the key sweep queries those collections

@@ -267,7 +267,7 @@ ANALYZE;`, portfolios)
 // printIncremental prints the scenario's table.
 func printIncremental(f *incrementalFigures) {
 	fmt.Printf("\nincremental runs (%s items, %d rows changed, dynalite):\n", human(f.Items), f.RowsChanged)
-	fmt.Printf("%-58s %9s %8s %10s %11s %6s %11s %11s %9s %9s %8s\n", "RUN", "WALL S", "SWEEP S", "ROWS READ", "SWEEP ROWS", "SWEEP", "COLL QUERIED", "TABLE KEYS", "WRITTEN", "DELETED", "OF FULL")
+	fmt.Printf("%-58s %9s %8s %10s %11s %6s %11s %11s %9s %9s %8s\n", "RUN", "WALL S", "SWEEP S", "ROWS READ", "SWEEP ROWS", "SWEEP", "COLLECTIONS", "TABLE KEYS", "WRITTEN", "DELETED", "OF FULL")
 	for _, r := range f.Runs {
 		share := "-"
 		if r.ShareOfFull > 0 {

@@ -222,8 +222,10 @@ func TestMigrateIncrementalKilledResumes(t *testing.T) {
 					Resumed bool `json:"resumed"`
 				} `json:"summary"`
 				Result struct {
-					Since         map[string]string `json:"since"`
-					RowsRederived int64             `json:"rows_rederived"`
+					Since           map[string]string `json:"since"`
+					RowsRederived   int64             `json:"rows_rederived"`
+					SweepMode       string            `json:"sweep_mode"`
+					SweepScanReason string            `json:"sweep_scan_reason"`
 				} `json:"result"`
 			}
 			b, err = os.ReadFile(path)
@@ -235,6 +237,10 @@ func TestMigrateIncrementalKilledResumes(t *testing.T) {
 			// servers' 5,997 and their 11,992 databases, and the rows at the
 			// watermark (portfolios 2 and 3, s3a, d1, d6, d7).
 			require.Less(t, rep.Result.RowsRederived, int64(17995), "the rerun did not start over")
+			// The killed run's writes are not among the collections the
+			// digests or this run's trackers know: the sweep scans the table.
+			require.Equal(t, "scan", rep.Result.SweepMode)
+			require.Contains(t, rep.Result.SweepScanReason, "resumes")
 			requireSameAsFreshMigrate(t, tg, config)
 		})
 	}
