@@ -2,11 +2,13 @@ package verify
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/value"
 )
 
@@ -96,4 +98,75 @@ func TestDigestSweepQueriesOnlyChangedCollections(t *testing.T) {
 	require.EqualValues(t, 34, rep.TargetKeysRead)
 	require.EqualValues(t, 13, rep.Deleted)
 	require.True(t, rep.InSync)
+}
+
+// A digest sweep keeps the scan's safety for filtered entities: in a
+// vanished collection (no row makes it), only the unfiltered entities'
+// items are deleted.
+func TestDigestSweepSparesFilteredEntitiesInVanishedCollections(t *testing.T) {
+	p := compile(t, strings.Replace(hostsMapping, "    from: hosts\n", "    from: hosts\n    where: \"grp > 0\"\n", 1), hostsTables)
+	tbl := &scanTable{fakeTable: newFakeTable("S")}
+	migrate(t, p, hostsSource(3, 30), tbl.fakeTable)
+	first := &memDigests{}
+	run(t, Input{Plan: p, Snapshot: hostsSource(3, 30), Target: tbl}, Options{Mode: ModePrune, KeyOnly: true, Delete: tbl, Digests: &Digests{Next: first}})
+
+	// Group 3's row and its hosts are no longer read (as when the filter
+	// stops selecting them): the source no longer makes collection G#3.
+	snap := hostsSource(3, 30)
+	snap.rows["groups"] = snap.rows["groups"][:2]
+	var hosts []value.Row
+	for _, r := range snap.rows["hosts"] {
+		if r[1].Text() != "3" {
+			hosts = append(hosts, r)
+		}
+	}
+	snap.rows["hosts"] = hosts
+	rep := run(t, Input{Plan: p, Snapshot: snap, Target: tbl}, Options{Mode: ModePrune, KeyOnly: true, Delete: tbl, Digests: &Digests{Previous: first.source()}})
+	require.Equal(t, SweepQuery, rep.SweepMode)
+	require.EqualValues(t, 1, rep.CollectionsVanished)
+	require.EqualValues(t, 1, rep.CollectionsQueried)
+	require.EqualValues(t, 1, rep.Deleted)
+	require.Nil(t, tbl.get("G#3", "GROUP"), "groups are not filtered")
+	require.NotNil(t, tbl.get("G#3", "HOST#000002"), "a filtered entity's item in a collection no row makes stays")
+}
+
+// Numeric sort keys read by a query merge with the expected keys in the
+// same framing as the scan's.
+func TestDigestSweepNumericSortKeys(t *testing.T) {
+	p := compile(t, `
+version: 1
+source: {driver: postgres}
+target:
+  table: things
+  key: {pk: PK, sk: SK}
+  attribute_types: {SK: N}
+  type_attribute: _type
+entities:
+  reading:
+    from: readings
+    key: {pk: "R", sk: "${value}"}
+`, map[string][]source.Column{"readings": {{Name: "id", Kind: value.Int}, {Name: "value", Kind: value.Decimal}}})
+	readings := func(vals ...string) *fakeSnapshot {
+		snap := &fakeSnapshot{rows: map[string][]value.Row{}}
+		for i, v := range vals {
+			snap.rows["readings"] = append(snap.rows["readings"], value.Row{value.IntValue(int64(i)), value.DecimalValue(v)})
+		}
+		return snap
+	}
+	vals := []string{"-100", "-1.5", "-0.25", "0", "0.001", "2", "10", "10.5", "1e3"}
+	tbl := &scanTable{fakeTable: newFakeTable("N")}
+	migrate(t, p, readings(vals...), tbl.fakeTable)
+	first := &memDigests{}
+	run(t, Input{Plan: p, Snapshot: readings(vals...), Target: tbl}, Options{Mode: ModePrune, KeyOnly: true, Delete: tbl, Digests: &Digests{Next: first}})
+	stale := []string{"-1000", "-1", "1", "9", "11", "100000"}
+	for _, v := range stale {
+		tbl.put(map[string]types.AttributeValue{"PK": s("R"), "SK": n(v), "_type": s("reading")})
+	}
+	// Reading 2 deleted: the collection's keys changed.
+	rep := run(t, Input{Plan: p, Snapshot: readings(append(vals[:5:5], vals[6:]...)...), Target: tbl},
+		Options{Mode: ModePrune, KeyOnly: true, Delete: tbl, Digests: &Digests{Previous: first.source()}})
+	require.Equal(t, SweepQuery, rep.SweepMode)
+	require.EqualValues(t, len(stale)+1, rep.Deleted)
+	require.Nil(t, tbl.get("R", "2"))
+	require.Len(t, tbl.items, 8)
 }
