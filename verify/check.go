@@ -33,7 +33,7 @@ type lookupItem struct {
 // the target and classifies them.
 func (c *comparer) check(ctx context.Context) error {
 	var tasks []shardTask
-	for i, ep := range c.in.Plan.Entities {
+	for i, ep := range c.reads {
 		shards, err := c.in.Snapshot.Shards(ctx, ep.Query, c.opts.ShardsPerEntity)
 		if err != nil {
 			return fmt.Errorf("splitting entity %s into shards: %w", ep.Name, err)
@@ -98,7 +98,7 @@ type reader struct {
 }
 
 func (r *reader) read(ctx context.Context, t shardTask) error {
-	ep := r.c.in.Plan.Entities[t.ent]
+	ep := r.c.reads[t.ent]
 	retry := pipeline.Retry{Backoff: r.c.opts.Backoff, Sleep: r.c.opts.Sleep,
 		OnRetry: func(attempt int, err error) {
 			r.c.opts.Logger.Warn("source connection lost; reading again after the last row", "entity", ep.Name, "attempt", attempt, "error", err)
@@ -121,7 +121,11 @@ func (r *reader) row(ctx context.Context, ent int, ep *mapping.EntityPlan, row v
 		et.sampled.Add(1)
 	}
 	var err error
-	r.items, err = ep.BuildNested(row, nested, r.items[:0], nil)
+	if c.keyOnly != nil && c.keyOnly[ent] {
+		r.items, err = ep.BuildKeys(row, r.items[:0])
+	} else {
+		r.items, err = ep.BuildNested(row, nested, r.items[:0], nil)
+	}
 	if err != nil {
 		var rerr *mapping.RowError
 		if !errors.As(err, &rerr) {
@@ -131,7 +135,12 @@ func (r *reader) row(ctx context.Context, ent int, ep *mapping.EntityPlan, row v
 		return nil
 	}
 	for _, it := range r.items {
-		rec, _ := c.keys.record(nil, it.Attrs)
+		var rec []byte
+		if c.opts.KeyOnly {
+			rec, _ = c.keys.keyRecord(nil, it.Attrs)
+		} else {
+			rec, _ = c.keys.record(nil, it.Attrs)
+		}
 		r.recs = append(r.recs, rec)
 		if keep && c.touched != nil {
 			r.touched = append(r.touched, appendPK(nil, it.Attrs[c.keys.pk.Name]))

@@ -71,6 +71,16 @@ type Options struct {
 	// subset of the rows (an incremental preview), where items no row read
 	// produces are not stale.
 	NoSweep bool
+	// KeyOnly, in ModePrune, makes the comparison key-only on both sides
+	// (the key sweep of incremental runs): rows are read with only the
+	// columns their table keys need, and the whole table is scanned for
+	// keys, so that collections no row makes any more are swept too.
+	KeyOnly bool
+	// Digests, in a key sweep, remembers collection digests between runs
+	// (see digest.go): with Previous set only the collections whose keys
+	// changed are queried instead of scanning the table; Next receives the
+	// digests to remember.
+	Digests *Digests
 	// Source names the source in the report (a DSN's redacted identity).
 	Source string
 	Logger *slog.Logger
@@ -142,6 +152,9 @@ func (o Options) Validate() error {
 	}
 	if o.Mode == ModePrune && o.Delete == nil && !o.DryRun {
 		return fmt.Errorf("prune needs a deleter")
+	}
+	if o.KeyOnly && o.Mode != ModePrune {
+		return fmt.Errorf("a key-only comparison is a prune")
 	}
 	if o.Readers < 0 || o.Lookups < 0 || o.PageSize < 0 {
 		return fmt.Errorf("--concurrency, --lookups and --page-size must be at least 1")

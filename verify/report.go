@@ -27,6 +27,26 @@ type Report struct {
 	// CollectionsSwept is how many touched item collections were queried
 	// for stale items.
 	CollectionsSwept int64 `json:"collections_swept"`
+	// KeyOnly is set for a key sweep (incremental runs), which read the
+	// source's key columns and scanned the target's keys; KeysScanned is
+	// how many target keys that scan read, every item of the table.
+	KeyOnly     bool  `json:"key_only,omitempty"`
+	KeysScanned int64 `json:"target_keys_scanned,omitempty"`
+	// SweepMode says how a key sweep read the target: "scan" (every key
+	// of the table) or "query" (only the collections whose digest changed,
+	// that appeared, vanished or were written by the run: see
+	// Options.Digests). TargetKeysRead is the keys read either way;
+	// CollectionsQueried the collections a query sweep read.
+	SweepMode          string `json:"sweep_mode,omitempty"`
+	TargetKeysRead     int64  `json:"target_keys_read,omitempty"`
+	CollectionsQueried int64  `json:"collections_queried,omitempty"`
+	// Collections is how many collections the source makes (the digests
+	// recorded); CollectionsChanged those whose digest changed or that
+	// appeared, CollectionsVanished those no row makes any more (a query
+	// sweep's).
+	Collections         int64 `json:"collections,omitempty"`
+	CollectionsChanged  int64 `json:"collections_changed,omitempty"`
+	CollectionsVanished int64 `json:"collections_vanished,omitempty"`
 	// Deleted is how many stale items prune deleted.
 	Deleted int64 `json:"deleted"`
 	// DuplicateKeys is how many items share their key with an earlier one
@@ -38,6 +58,12 @@ type Report struct {
 	RowErrors []RowError `json:"row_errors"`
 	Seconds   float64    `json:"seconds"`
 }
+
+// The key sweep's modes (Report.SweepMode).
+const (
+	SweepScan  = "scan"
+	SweepQuery = "query"
+)
 
 // KeySchema is the table's key, and the type attribute that marks items
 // as the mapping's.

@@ -43,6 +43,16 @@ type comparer struct {
 	touched  *sorter
 	// swept counts collections queried, deleted stale items deleted.
 	swept, deleted atomic.Int64
+	// reads are the entity plans the check reads (key-only copies in a
+	// key sweep, where keyOnly says which are); scanned counts the target
+	// keys the key sweep read.
+	reads   []*mapping.EntityPlan
+	keyOnly []bool
+	scanned atomic.Int64
+	// A digest sweep's counts: the collections the source makes, those
+	// whose digest changed or that appeared, those that vanished, and the
+	// target keys its queries read.
+	collections, changed, vanished, read atomic.Int64
 }
 
 // Run compares the source with the target as opts.Mode says and returns
@@ -65,6 +75,10 @@ func Run(ctx context.Context, in Input, opts Options) (*Report, error) {
 		tally:    newTally(in.Plan, opts.Examples),
 		expected: newSorter(opts.TempDir, "expected", opts.SpillBytes),
 	}
+	c.reads = in.Plan.Entities
+	if opts.KeyOnly {
+		c.reads, c.keyOnly = keyOnlyPlans(in.Plan)
+	}
 	if !c.sample.all {
 		c.touched = newSorter(opts.TempDir, "touched", opts.SpillBytes)
 		defer c.touched.close()
@@ -79,7 +93,13 @@ func Run(ctx context.Context, in Input, opts Options) (*Report, error) {
 	}
 	opts.Logger.Debug("checked items; sweeping touched collections", "mode", opts.Mode, "spilled_keys", c.expected.spilled)
 	var err error
-	if !opts.NoSweep {
+	switch {
+	case opts.NoSweep:
+	case opts.KeyOnly && opts.Digests != nil && opts.Digests.Previous != nil:
+		err = c.digestSweep(ctx)
+	case opts.KeyOnly:
+		err = c.keySweep(ctx)
+	default:
 		err = c.sweep(ctx)
 	}
 	rep := c.report(time.Since(start))
@@ -102,7 +122,23 @@ func (c *comparer) report(took time.Duration) *Report {
 		Source:           c.opts.Source,
 		CollectionsSwept: c.swept.Load(),
 		Deleted:          c.deleted.Load(),
+		KeyOnly:          c.opts.KeyOnly,
+		KeysScanned:      c.scanned.Load(),
+		TargetKeysRead:   c.scanned.Load() + c.read.Load(),
 		Seconds:          took.Seconds(),
+	}
+	if c.opts.KeyOnly && !c.opts.NoSweep {
+		r.SweepMode = SweepScan
+		if d := c.opts.Digests; d != nil && d.Previous != nil {
+			r.SweepMode = SweepQuery
+			r.CollectionsQueried = c.swept.Load()
+		}
+		if d := c.opts.Digests; d != nil && (d.Previous != nil || d.Next != nil) {
+			r.Collections = c.collections.Load()
+		}
+		if r.SweepMode == SweepQuery {
+			r.CollectionsChanged, r.CollectionsVanished = c.changed.Load(), c.vanished.Load()
+		}
 	}
 	if t.SK != nil {
 		r.KeySchema.SK = &KeyAttribute{Name: t.SK.Name, Type: string(t.SK.Type)}

@@ -28,6 +28,9 @@ const maxBatchDeletes = 25
 type collection struct {
 	pk  types.AttributeValue
 	sks chan [][]byte
+	// touched is set when some row makes an item in the collection (in a
+	// digest sweep, a vanished collection is queried without).
+	touched bool
 }
 
 // sweep merges the sorted expected keys back into collections, queries

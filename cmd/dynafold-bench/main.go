@@ -11,6 +11,11 @@
 //   - the no-op endpoint simulating a provisioned table of 5,000 WCU with
 //     DynamoDB's 1,000 WCU per-partition limit.
 //
+// The incremental scenario migrates the portfolio dataset with change
+// columns into dynalite, changes 0.1% of its rows and runs migrate
+// --incremental, reporting wall time and source rows read against the
+// full run's.
+//
 // For each it reports items/s, CPU seconds per million items and peak RSS
 // of the measured process, and writes the figures as JSON under
 // bench-results/.

@@ -36,10 +36,12 @@ type options struct {
 	faultRepeat  int
 	faultLatency time.Duration
 	faultMixes   string
+	// incrementalItems sizes the incremental scenario (0 skips it).
+	incrementalItems int
 }
 
 // scenarioNames are the values of --scenarios, in the order they run.
-var scenarioNames = []string{"noop", "alleycat", "dynalite", "budget", "faults"}
+var scenarioNames = []string{"noop", "alleycat", "dynalite", "budget", "faults", "incremental"}
 
 // scenario is one measured line of the report.
 type scenario struct {
@@ -59,6 +61,8 @@ type results struct {
 	Ratio     float64            `json:"ratio_to_ceiling"`
 	Budget    map[string]float64 `json:"budget,omitempty"`
 	Faults    []faultLine        `json:"faults,omitempty"`
+	// Incremental is the incremental scenario's runs.
+	Incremental *incrementalFigures `json:"incremental,omitempty"`
 }
 
 func runCommand() *cobra.Command {
@@ -83,6 +87,10 @@ func runCommand() *cobra.Command {
 				}
 				o.scenarios[s] = true
 			}
+			if o.incrementalItems != 0 && o.incrementalItems < 1000*itemsPerPortfolio {
+				// 0.1% of the portfolios must be at least one.
+				return fmt.Errorf("--incremental-items must be 0 or at least %d", 1000*itemsPerPortfolio)
+			}
 			if o.faultRepeat < 1 || o.faultItems < itemsPerPortfolio {
 				return fmt.Errorf("--fault-repeat must be at least 1 and --fault-items at least %d", itemsPerPortfolio)
 			}
@@ -103,10 +111,11 @@ func runCommand() *cobra.Command {
 	f.IntVar(&o.readers, "concurrency", 4, "dynafold --concurrency")
 	f.StringVar(&o.out, "out", "bench-results", "directory for the JSON results")
 	f.StringVar(&scenarios, "scenarios", strings.Join(scenarioNames, ","),
-		"scenarios to run: noop (the ceiling and the --sizes runs), alleycat, dynalite, budget, faults")
+		"scenarios to run: noop (the ceiling and the --sizes runs), alleycat, dynalite, budget, faults, incremental")
 	f.IntVar(&o.faultItems, "fault-items", 100_000, "items to migrate into dynalite through the fault proxy, once per fault mix")
 	f.IntVar(&o.faultRepeat, "fault-repeat", 1, "runs of each fault mix; the table shows the median")
 	f.DurationVar(&o.faultLatency, "fault-latency", 5*time.Millisecond, "maximum latency the fault proxy adds to each write")
+	f.IntVar(&o.incrementalItems, "incremental-items", 1_000_000, "items of the incremental scenario (full migrate, then migrate --incremental with 0.1% of rows changed, into dynalite; 0 to skip)")
 	f.StringVar(&o.faultMixes, "fault-mixes", "", `only these fault mixes, by position in the table (e.g. "1,8,9"; 1 is the clean run the ratios need)`)
 	return cmd
 }
@@ -163,9 +172,19 @@ func run(ctx context.Context, o options) error {
 		}
 		res.Faults = lines
 	}
+	if o.incrementalItems > 0 && o.scenarios["incremental"] {
+		fig, err := incrementalScenario(ctx, o, work, dynafold, config)
+		if err != nil {
+			return err
+		}
+		res.Incremental = fig
+	}
 	print(res)
 	if len(res.Faults) > 0 {
 		printFaults(res.Faults, o.faultItems, o)
+	}
+	if res.Incremental != nil {
+		printIncremental(res.Incremental)
 	}
 	return save(o.out, res)
 }
@@ -424,6 +443,9 @@ func human(n int) string {
 }
 
 func print(r *results) {
+	if len(r.Scenarios) == 0 {
+		return // e.g. --scenarios incremental, which prints its own table
+	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SCENARIO\tITEMS\tSECONDS\tITEMS/S\tCPU S/M ITEMS\tPEAK RSS MB\tNOTE")
 	for _, s := range r.Scenarios {

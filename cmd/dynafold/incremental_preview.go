@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dynafold/dynafold/incremental"
+	"github.com/dynafold/dynafold/mapping"
 	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/verify"
 )
@@ -96,7 +98,11 @@ func (a *app) runIncrementalPreview(cmd *cobra.Command, command string) (err err
 	}
 	changesOpts := opts
 	changesOpts.NoSweep = !res.Full
-	if res.Changes, err = verify.Run(ctx, verify.Input{Plan: inc.plan, Snapshot: snap, Target: client}, changesOpts); err != nil {
+	changes := inc.plan
+	if !res.Full && !a.v.GetBool("no-deletes") {
+		changes = withNestCheck(inc.plan, plan, inc.full)
+	}
+	if res.Changes, err = verify.Run(ctx, verify.Input{Plan: changes, Snapshot: snap, Target: client}, changesOpts); err != nil {
 		return fmt.Errorf("comparing the changed rows' items: %w", err)
 	}
 	t := res.Changes.Totals
@@ -105,7 +111,20 @@ func (a *app) runIncrementalPreview(cmd *cobra.Command, command string) (err err
 		res.WouldDelete = t.Stale
 	} else if !a.v.GetBool("no-deletes") {
 		sweepOpts := opts
-		sweepOpts.Mode, sweepOpts.DryRun = verify.ModePrune, true
+		sweepOpts.Mode, sweepOpts.DryRun, sweepOpts.KeyOnly = verify.ModePrune, true, true
+		// With the last sweep's digests, only the collections whose keys
+		// changed can hold stale items (the run also queries those it
+		// writes, in case their rows changed between its reads).
+		if !inc.resumed {
+			prev, err := incremental.OpenDigests(inc.digestsPath, fingerprint)
+			if err != nil {
+				return err
+			}
+			if prev != nil {
+				defer prev.Close()
+				sweepOpts.Digests = &verify.Digests{Previous: prev}
+			}
+		}
 		if res.Sweep, err = verify.Run(ctx, verify.Input{Plan: plan, Snapshot: snap, Target: client}, sweepOpts); err != nil {
 			return fmt.Errorf("sweeping for stale items: %w", err)
 		}
@@ -146,4 +165,27 @@ func (a *app) printPreview(res *incrementalPreview) error {
 		fmt.Fprintf(a.stdout, "since %s: %s\n", t, res.Since[t])
 	}
 	return nil
+}
+
+// withNestCheck returns the narrowed plan with each nest-bearing entity
+// read in full, as the run's nest check reads it: the preview then counts
+// the parents a nested child left among the items to write.
+func withNestCheck(narrowed, plan *mapping.Plan, full []string) *mapping.Plan {
+	nb := nestBearing(plan, full)
+	if nb == nil {
+		return narrowed
+	}
+	whole := map[string]*mapping.EntityPlan{}
+	for _, ep := range nb.Entities {
+		whole[ep.Name] = ep
+	}
+	out := *narrowed
+	out.Entities = nil
+	for _, ep := range narrowed.Entities {
+		if w, ok := whole[ep.Name]; ok {
+			ep = w
+		}
+		out.Entities = append(out.Entities, ep)
+	}
+	return &out
 }

@@ -17,15 +17,28 @@ import (
 type incrementalReport struct {
 	ExitCode int `json:"exit_code"`
 	Result   struct {
-		Full          bool              `json:"full"`
-		RowsRederived int64             `json:"rows_rederived"`
-		ItemsWritten  int64             `json:"items_written"`
-		ItemsDeleted  int64             `json:"items_deleted"`
-		SoftDeleted   int64             `json:"items_deleted_soft"`
-		Swept         int64             `json:"items_deleted_sweep"`
-		ReadInFull    []string          `json:"entities_read_in_full"`
-		Since         map[string]string `json:"since"`
-		Watermarks    map[string]string `json:"watermarks"`
+		Full          bool  `json:"full"`
+		RowsRederived int64 `json:"rows_rederived"`
+		ItemsWritten  int64 `json:"items_written"`
+		ItemsDeleted  int64 `json:"items_deleted"`
+		SoftDeleted   int64 `json:"items_deleted_soft"`
+		Swept         int64 `json:"items_deleted_sweep"`
+		NestChecked   int64 `json:"items_compared_nest_check"`
+		NestRewritten int64 `json:"items_written_nest_check"`
+		SweepRowsRead int64 `json:"rows_read_sweep"`
+		// SweepKeysScanned is every key of the table the sweep read.
+		SweepKeysScanned int64 `json:"target_keys_scanned"`
+		// The sweep's target side: "scan" or "query", and what it read.
+		SweepMode           string            `json:"sweep_mode"`
+		SweepScanReason     string            `json:"sweep_scan_reason"`
+		CollectionsQueried  int64             `json:"collections_queried"`
+		TargetKeysRead      int64             `json:"target_keys_read"`
+		Collections         int64             `json:"collections"`
+		CollectionsChanged  int64             `json:"collections_changed"`
+		CollectionsVanished int64             `json:"collections_vanished"`
+		ReadInFull          []string          `json:"entities_read_in_full"`
+		Since               map[string]string `json:"since"`
+		Watermarks          map[string]string `json:"watermarks"`
 	} `json:"result"`
 }
 
@@ -251,4 +264,120 @@ func TestMigrateIncrementalFailureKeepsWatermarks(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, string(b), `"pending"`)
 	requireSameAsFreshMigrate(t, tg, config)
+}
+
+// incrementalOnlyCollection3Recent stamps every row long before the
+// watermark except those of collection 3 (portfolio 3, s3a, d6, d7, and a
+// contact of portfolio 3 it adds), so that the overlap window re-derives
+// only collection 3's items.
+var incrementalOnlyCollection3Recent = map[string]string{
+	"postgres": `
+		UPDATE portfolios SET updated_at = '2024-01-01 00:00:00+00' WHERE id <> 3;
+		UPDATE servers SET updated_at = '2024-01-01 00:00:00+00' WHERE id <> 's3a';
+		UPDATE databases SET updated_at = '2024-01-01 00:00:00+00' WHERE server_id <> 's3a';
+		UPDATE contacts SET updated_at = '2024-01-01 00:00:00+00';
+		INSERT INTO contacts (portfolio_id, email, updated_at) VALUES (3, 'c@ann.example', '2025-01-01 01:00:00+00');
+	`,
+	"mysql": `
+		UPDATE portfolios SET updated_at = '2024-01-01 00:00:00' WHERE id <> 3;
+		UPDATE servers SET updated_at = '2024-01-01 00:00:00' WHERE id <> 's3a';
+		UPDATE ` + "`databases`" + ` SET updated_at = '2024-01-01 00:00:00' WHERE server_id <> 's3a';
+		UPDATE contacts SET updated_at = '2024-01-01 00:00:00';
+		INSERT INTO contacts (portfolio_id, email, updated_at) VALUES (3, 'c@ann.example', '2025-01-01 01:00:00');
+	`,
+}
+
+// incrementalEmptyCollection2 deletes every row that makes collection 2.
+var incrementalEmptyCollection2 = map[string]string{
+	"postgres": `
+		DELETE FROM contacts WHERE portfolio_id = 2;
+		DELETE FROM databases WHERE server_id = 's2a';
+		DELETE FROM servers WHERE portfolio_id = 2;
+		DELETE FROM portfolios WHERE id = 2;
+	`,
+	"mysql": `
+		DELETE FROM contacts WHERE portfolio_id = 2;
+		DELETE FROM ` + "`databases`" + ` WHERE server_id = 's2a';
+		DELETE FROM servers WHERE portfolio_id = 2;
+		DELETE FROM portfolios WHERE id = 2;
+	`,
+}
+
+// TestMigrateIncrementalDigestSweep checks that the key sweep reads of the
+// table only the collections whose keys changed, vanished or were written
+// by the run, once a successful sweep has recorded the collections'
+// digests; and that it falls back to scanning the table when it has none.
+// The example's collections are portfolios 1 (6 items), 2 (4) and 3 (4).
+func TestMigrateIncrementalDigestSweep(t *testing.T) {
+	for _, d := range testenv.Drivers() {
+		t.Run(d.Name, func(t *testing.T) {
+			const config = "testdata/incremental/mapping.yaml"
+			tg := newTarget(t, d, config, "testdata/incremental/"+d.Name+".sql")
+			testenv.ExecSQL(t, d.Name, tg.dsn, incrementalOnlyCollection3Recent[d.Name])
+			require.Equal(t, 0, tg.run(t, "", "table", "create").Code)
+			dir := t.TempDir()
+			digests := filepath.Join(dir, ".dynafold", tg.table+".incremental.digests")
+
+			// No state: the sweep scans the table and records 3 digests.
+			rep := runIncremental(t, tg, dir)
+			require.True(t, rep.Result.Full)
+			require.Equal(t, "scan", rep.Result.SweepMode)
+			require.EqualValues(t, 14, rep.Result.SweepKeysScanned)
+			require.EqualValues(t, 3, rep.Result.Collections)
+			require.FileExists(t, digests)
+
+			// A hard delete in collection 1: its key set changed, so it is
+			// queried (6 keys, d1 stale); collection 3 is queried because
+			// the overlap window re-derived and wrote it (4 keys);
+			// collection 2 is not read at all.
+			testenv.ExecSQL(t, d.Name, tg.dsn, "DELETE FROM "+quoteTable(d.Name, "databases")+" WHERE id = 'd1'")
+			rep = runIncremental(t, tg, dir)
+			require.False(t, rep.Result.Full)
+			require.EqualValues(t, 4, rep.Result.ItemsWritten, "collection 3's items, re-derived in the overlap window")
+			require.Equal(t, "query", rep.Result.SweepMode, rep.Result.SweepScanReason)
+			require.EqualValues(t, 3, rep.Result.Collections)
+			require.EqualValues(t, 1, rep.Result.CollectionsChanged)
+			require.EqualValues(t, 0, rep.Result.CollectionsVanished)
+			require.EqualValues(t, 2, rep.Result.CollectionsQueried)
+			require.EqualValues(t, 10, rep.Result.TargetKeysRead)
+			require.EqualValues(t, 0, rep.Result.SweepKeysScanned)
+			require.EqualValues(t, 1, rep.Result.Swept)
+			requireSameAsFreshMigrate(t, tg, config)
+
+			// Every row of collection 2 deleted: the collection vanished
+			// from the digests and is still swept (its 4 items), with
+			// collection 3 (written again).
+			testenv.ExecSQL(t, d.Name, tg.dsn, incrementalEmptyCollection2[d.Name])
+			rep = runIncremental(t, tg, dir)
+			require.Equal(t, "query", rep.Result.SweepMode, rep.Result.SweepScanReason)
+			require.EqualValues(t, 2, rep.Result.Collections)
+			require.EqualValues(t, 0, rep.Result.CollectionsChanged)
+			require.EqualValues(t, 1, rep.Result.CollectionsVanished)
+			require.EqualValues(t, 2, rep.Result.CollectionsQueried)
+			require.EqualValues(t, 8, rep.Result.TargetKeysRead)
+			require.EqualValues(t, 4, rep.Result.Swept)
+			requireSameAsFreshMigrate(t, tg, config)
+
+			// --full-sweep scans; so does the first run after a full
+			// migrate through the same checkpoint, which discards the
+			// digests (it writes without a sweep).
+			rep = runIncremental(t, tg, dir, "--full-sweep")
+			require.Equal(t, "scan", rep.Result.SweepMode)
+			require.EqualValues(t, 9, rep.Result.SweepKeysScanned)
+			r := tg.run(t, dir, "migrate", "--progress", "none")
+			require.Equal(t, 0, r.Code, r.Output())
+			require.NoFileExists(t, digests)
+			rep = runIncremental(t, tg, dir)
+			require.Equal(t, "scan", rep.Result.SweepMode)
+			require.Contains(t, rep.Result.SweepScanReason, "no collection digests")
+			require.FileExists(t, digests)
+		})
+	}
+}
+
+func quoteTable(driver, name string) string {
+	if driver == "mysql" {
+		return "`" + name + "`"
+	}
+	return name
 }

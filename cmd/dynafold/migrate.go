@@ -9,7 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynafold/dynafold/checkpoint"
+	"github.com/dynafold/dynafold/incremental"
 	"github.com/dynafold/dynafold/pipeline"
+	"github.com/dynafold/dynafold/sink"
 	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/verify"
 )
@@ -42,7 +44,8 @@ it stopped when run again with the same mapping (--restart starts over).`,
 	f.Bool("prune", false, "after a successful run, delete stale items (produced by no row) from the item collections the rows touch, and report how many")
 	f.Bool("incremental", false, "re-derive only the items whose rows (own, joined or nested) changed since the last incremental run, per the mapping's changes:; the first run reads everything")
 	f.Duration("overlap", 5*time.Minute, "with --incremental: how far before the last watermark rows still count as changed (clock skew, late commits)")
-	f.Bool("no-deletes", false, "with --incremental: skip the key sweep that deletes the items of rows deleted at the source (soft deletes are still applied)")
+	f.Bool("full-sweep", false, "with --incremental: scan every key of the table for stale items instead of querying only the collections whose keys changed since the last run (for a table something else wrote to)")
+	f.Bool("no-deletes", false, "with --incremental: skip the key sweep that deletes the items of rows deleted at the source and the nest check that rewrites parents a nested child left (soft deletes are still applied)")
 	addCompareFlags(f)
 	return cmd
 }
@@ -54,8 +57,8 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 		}
 		return a.runDryRun(cmd)
 	}
-	if !a.v.GetBool("incremental") && (a.v.GetBool("no-deletes") || cmd.Flags().Changed("overlap")) {
-		return usageError(errors.New("--no-deletes and --overlap apply only with --incremental"))
+	if !a.v.GetBool("incremental") && (a.v.GetBool("no-deletes") || a.v.GetBool("full-sweep") || cmd.Flags().Changed("overlap")) {
+		return usageError(errors.New("--no-deletes, --full-sweep and --overlap apply only with --incremental"))
 	}
 	if a.v.GetBool("incremental") && a.v.GetBool("prune") {
 		return usageError(errors.New("--prune does not combine with --incremental, whose key sweep deletes stale items already (--no-deletes skips it)"))
@@ -125,6 +128,14 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 			return err
 		}
 		jobPlan, jobFingerprint, store = inc.plan, inc.fingerprint, inc.store
+	} else if err := incremental.DiscardDigests(incremental.DigestsFor(incremental.PathFor(ckptPath))); err != nil {
+		// A full run writes without a key sweep: the incremental runs'
+		// collection digests no longer bound what the table holds.
+		return err
+	}
+	var jobSink sink.Sink = writer
+	if inc != nil {
+		jobSink = inc.track(writer, plan.Table)
 	}
 
 	snap, err := src.Snapshot(ctx, source.SnapshotOptions{Readers: readers})
@@ -142,7 +153,7 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 		}
 	}
 	sum, runErr := pipeline.Run(ctx, pipeline.Job{
-		Plan: jobPlan, Snapshot: snap, Sink: writer, Store: store, Force: a.v.GetBool("force"), Meta: meta,
+		Plan: jobPlan, Snapshot: snap, Sink: jobSink, Store: store, Force: a.v.GetBool("force"), Meta: meta,
 	}, pipeline.Options{
 		Readers: readers, Writers: writers, PageSize: a.v.GetInt("page-size"),
 		MaxRejects: maxRejects, MaxRejectsSet: maxRejects >= 0, RejectFile: rejectPath,

@@ -1,0 +1,162 @@
+package incremental
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/sink"
+	"github.com/dynafold/dynafold/verify"
+)
+
+// The nest check. A nested child that moves to another parent or is
+// hard-deleted leaves no trace in the source that points at its old
+// parent: nothing stamps the old parent, so the narrowed pass never reads
+// it, and the key sweep sees its key still produced. Its item still holds
+// the child. The nest check therefore reads every parent of a nest-bearing
+// entity with its children, builds its items and compares them with the
+// table; only the items that differ are written. Its cost is a read of
+// those entities and a lookup of their items, not a rewrite.
+
+// GetAPI is the part of the DynamoDB client the nest check reads with.
+type GetAPI interface {
+	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
+}
+
+// maxBatchGetKeys: BatchGetItem accepts at most 100 keys per request.
+const maxBatchGetKeys = 100
+
+// maxGetAttempts bounds consecutive BatchGetItem attempts that make no
+// progress, as verify's lookups do.
+const maxGetAttempts = 12
+
+// CompareSink writes, of the items it is given, only those that differ
+// from the table's (or are missing); it acknowledges the others without
+// writing them.
+type CompareSink struct {
+	api    GetAPI
+	table  string
+	pk, sk string
+	inner  sink.Sink
+	// Backoff and Sleep pace retries of unprocessed keys.
+	backoff sink.Backoff
+	sleep   func(context.Context, time.Duration) error
+
+	compared, rewritten atomic.Int64
+}
+
+var _ sink.Sink = (*CompareSink)(nil)
+
+// NewCompareSink compares through api with the table of schema and writes
+// the differing items through inner.
+func NewCompareSink(api GetAPI, schema *mapping.TableSchema, inner sink.Sink) *CompareSink {
+	s := &CompareSink{api: api, table: schema.Name, pk: schema.PK.Name, inner: inner, backoff: sink.DefaultBackoff(), sleep: sink.Sleep}
+	if schema.SK != nil {
+		s.sk = schema.SK.Name
+	}
+	return s
+}
+
+// Write implements sink.Sink.
+func (s *CompareSink) Write(ctx context.Context, batch []*mapping.Item, res sink.Results) error {
+	var same, differ []*mapping.Item
+	for start := 0; start < len(batch); start += maxBatchGetKeys {
+		part := batch[start:min(start+maxBatchGetKeys, len(batch))]
+		got, err := s.get(ctx, part)
+		if err != nil {
+			return err
+		}
+		for _, it := range part {
+			if cur, ok := got[it.Key]; ok && verify.EqualItems(cur, it.Attrs) {
+				same = append(same, it)
+			} else {
+				differ = append(differ, it)
+			}
+		}
+	}
+	s.compared.Add(int64(len(batch)))
+	if len(same) > 0 {
+		res.Acked(same)
+	}
+	if len(differ) == 0 {
+		return nil
+	}
+	s.rewritten.Add(int64(len(differ)))
+	return s.inner.Write(ctx, differ, res)
+}
+
+// get reads the items of part by key, consistently, sending unprocessed
+// keys again with backoff; the result is keyed by mapping.Item.Key.
+func (s *CompareSink) get(ctx context.Context, part []*mapping.Item) (map[string]map[string]types.AttributeValue, error) {
+	byKey := make(map[string]*mapping.Item, len(part))
+	keys := make([]map[string]types.AttributeValue, 0, len(part))
+	for _, it := range part {
+		if _, dup := byKey[it.Key]; dup {
+			continue
+		}
+		byKey[it.Key] = it
+		k := map[string]types.AttributeValue{s.pk: it.Attrs[s.pk]}
+		if s.sk != "" {
+			k[s.sk] = it.Attrs[s.sk]
+		}
+		keys = append(keys, k)
+	}
+	out := make(map[string]map[string]types.AttributeValue, len(part))
+	attempt := 0
+	for len(keys) > 0 {
+		resp, err := s.api.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
+			RequestItems: map[string]types.KeysAndAttributes{s.table: {Keys: keys, ConsistentRead: aws.Bool(true)}},
+		})
+		if err != nil && !sink.Retryable(err) {
+			return nil, fmt.Errorf("reading table %s: %w", s.table, err)
+		}
+		progress := false
+		if err == nil {
+			for _, item := range resp.Responses[s.table] {
+				if k, ok := itemKey(item, s.pk, s.sk); ok {
+					out[k] = item
+				}
+			}
+			left := resp.UnprocessedKeys[s.table].Keys
+			progress = len(left) < len(keys)
+			keys = left
+			if len(keys) == 0 {
+				break
+			}
+		}
+		if progress {
+			attempt = 0
+		} else if attempt++; attempt >= maxGetAttempts {
+			return nil, fmt.Errorf("reading table %s: %d keys still unprocessed after %d attempts (last error: %v)", s.table, len(keys), attempt, err)
+		}
+		if err := s.sleep(ctx, s.backoff.Delay(attempt)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// itemKey renders an item's key as mapping.Item.Key does.
+func itemKey(item map[string]types.AttributeValue, pk, sk string) (string, bool) {
+	p, ok := verify.KeyText(item[pk])
+	if !ok || sk == "" {
+		return p, ok
+	}
+	s, ok := verify.KeyText(item[sk])
+	return p + "\x00" + s, ok
+}
+
+// Stats implements sink.Sink: the inner sink's, which counts only the
+// items rewritten.
+func (s *CompareSink) Stats() sink.Stats { return s.inner.Stats() }
+
+// Compared is how many items were compared; Rewritten how many of them
+// differed from the table and were written.
+func (s *CompareSink) Compared() int64  { return s.compared.Load() }
+func (s *CompareSink) Rewritten() int64 { return s.rewritten.Load() }
