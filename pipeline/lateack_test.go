@@ -59,7 +59,7 @@ func (s *lateSink) Flush(context.Context) error {
 	return nil
 }
 
-func (s *lateSink) Close() error       { return nil }
+func (s *lateSink) Close() error      { return nil }
 func (s *lateSink) Stats() sink.Stats { return sink.Stats{} }
 
 // A sink that acknowledges only in large groups, with an in-flight budget
