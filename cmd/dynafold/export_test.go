@@ -9,8 +9,10 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -337,6 +339,44 @@ func TestExportKilledResumesExactlyOnce(t *testing.T) {
 					}
 				})
 			}
+		})
+	}
+}
+
+// on_error and the reject file work for export as for migrate: the bad rows
+// of testdata/badrows are rejected into the reject file (exit 5), and the
+// files hold exactly the good items.
+func TestExportRejectsBadRowsAsMigrate(t *testing.T) {
+	good := badRowsGood()
+	var want []string
+	for _, it := range good {
+		want = append(want, badRowsLine(t, it))
+	}
+	sort.Strings(want)
+	for _, d := range testenv.Drivers() {
+		t.Run(d.Name, func(t *testing.T) {
+			dsn := d.NewDB(t)
+			testenv.LoadSQL(t, d.Name, dsn, clitest.RepoPath("testdata/badrows/"+d.Name+".sql"))
+			config := clitest.RepoPath("testdata/badrows/mapping.yaml")
+			client := testenv.DynamoClient(t)
+			table := testenv.NewTableName(t)
+			testenv.DeleteTableOnCleanup(t, client, table)
+			r := clitest.Run(t, "", nil, "table", "create", "--config", config, "--endpoint", testenv.DynamoEndpoint(t), "--table", table)
+			require.Equal(t, 0, r.Code, r.Output())
+
+			dir := t.TempDir()
+			out := filepath.Join(dir, "export")
+			rejects := filepath.Join(dir, "rejects.jsonl")
+			r = clitest.Run(t, dir, nil, "export", "--config", config, "--source-dsn", dsn, "--table", table, "--progress", "none",
+				"--to", "file://"+out+"/", "--reject-file", rejects)
+			require.Equal(t, exitRejected, r.Code, r.Output())
+			require.Contains(t, r.Stderr, fmt.Sprintf("finished with %d rejected and 0 skipped rows", len(badRowsCases)))
+			data, err := os.ReadFile(rejects)
+			require.NoError(t, err)
+			require.Len(t, strings.Split(strings.TrimSpace(string(data)), "\n"), len(badRowsCases))
+
+			importEmulator(t, client, table, dirFiles(t, out), "PK", "SK")
+			require.Equal(t, want, badRowsTable(t, testenv.ScanItems(t, client, table)))
 		})
 	}
 }
