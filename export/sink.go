@@ -172,6 +172,10 @@ func (s *Sink) Write(ctx context.Context, batch []*mapping.Item, res sink.Result
 			return fmt.Errorf("writing %s: %w", f.path, err)
 		}
 		f.bytes += int64(len(f.line))
+		// Encoded: the attributes are not needed again (the pipeline
+		// reads only Key, Origin and the split fields after Write), and
+		// dropping them is what lets many rows wait for their file.
+		it.Attrs = nil
 		f.items = append(f.items, it)
 		f.res = append(f.res, res)
 	}
@@ -222,7 +226,7 @@ func (s *Sink) open() (*openFile, error) {
 	}
 	f := &openFile{name: name, path: path, fh: fh, sum: sha256.New(), done: make(chan struct{})}
 	f.buf = bufio.NewWriterSize(io.MultiWriter(fh, f.sum, &f.size), 256<<10)
-	f.gz, _ = gzip.NewWriterLevel(f.buf, gzip.DefaultCompression)
+	f.gz, _ = gzip.NewWriterLevel(f.buf, gzip.BestSpeed)
 	return f, nil
 }
 

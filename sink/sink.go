@@ -29,7 +29,9 @@ type Sink interface {
 	// content is invalid). It returns nil once every item is acked,
 	// rejected or held for a later acknowledgement, or an error that
 	// should stop the run; items not acked by then were not written.
-	// Write is called concurrently by several writers.
+	// Write is called concurrently by several writers. Once Write has
+	// returned, the pipeline reads only an item's Key, Origin and split
+	// fields, so a sink that holds items may drop their Attrs.
 	Write(ctx context.Context, batch []*mapping.Item, res Results) error
 	// Flush makes durable and acknowledges (or rejects) every item handed
 	// to Write before Flush was called, then returns; on an error or a

@@ -40,6 +40,7 @@ Load the files with 'dynafold table import --from <same URL>'.`,
 	f.Int("concurrency", 4, "shards read at once")
 	f.Int("writers", 4, "files written at once")
 	f.Int("page-size", 2000, "rows per keyset page")
+	f.Int64("max-in-flight", 100_000, "source rows read but not yet in a durable file; files are closed early when the run waits on them, so this bounds both memory and how small files get")
 	f.String("checkpoint", "", "checkpoint file (default .dynafold/<table>.export.checkpoint.json)")
 	f.Bool("restart", false, "discard the checkpoint and the destination's files, and start over")
 	f.Bool("force", false, "resume a checkpoint made with a different mapping")
@@ -180,7 +181,7 @@ func (a *app) runExport(cmd *cobra.Command, _ []string) (err error) {
 	sum, runErr := pipeline.Run(ctx, pipeline.Job{
 		Plan: plan, Snapshot: snap, Sink: out, Store: store, Force: a.v.GetBool("force"), Meta: meta,
 	}, pipeline.Options{
-		Readers: readers, Writers: writers, PageSize: a.v.GetInt("page-size"),
+		Readers: readers, Writers: writers, PageSize: a.v.GetInt("page-size"), MaxInFlight: a.v.GetInt64("max-in-flight"),
 		MaxRejects: maxRejects, MaxRejectsSet: maxRejects >= 0, RejectFile: rejectPath,
 		Grace: a.v.GetDuration("grace"), Stop: a.stop, Progress: progress, Logger: a.log,
 		OnStart: func(si pipeline.StartInfo) { a.announceStart(store, ckptPath, si) },
@@ -199,7 +200,7 @@ func (a *app) runExport(cmd *cobra.Command, _ []string) (err error) {
 	}
 	files := out.Files()
 	if len(files) > maxImportObjects {
-		return fmt.Errorf("the export has %d files, more than ImportTable's %d objects per import: export again with a larger --file-size", len(files), maxImportObjects)
+		return fmt.Errorf("the export has %d files, more than ImportTable's %d objects per import: export again with a larger --max-in-flight or --file-size", len(files), maxImportObjects)
 	}
 	m := manifest{Version: 1, Table: plan.Table.Name, Format: "DYNAMODB_JSON", Compression: "GZIP", DataPrefix: export.DataDir, Files: files, RunID: rep.RunID, Finished: time.Now().UTC()}
 	for _, f := range files {
@@ -224,6 +225,8 @@ func (a *app) checkExportFlags(readers, writers int) error {
 		return errors.New("--concurrency and --writers must be at least 1")
 	case a.v.GetInt("page-size") < 1:
 		return fmt.Errorf("--page-size must be at least 1, not %d", a.v.GetInt("page-size"))
+	case a.v.GetInt64("max-in-flight") < 1:
+		return fmt.Errorf("--max-in-flight must be at least 1, not %d", a.v.GetInt64("max-in-flight"))
 	case a.v.GetInt64("file-size") < 1<<20:
 		return fmt.Errorf("--file-size must be at least 1 MiB, not %d", a.v.GetInt64("file-size"))
 	case a.v.GetInt64("max-rejects") < -1:
