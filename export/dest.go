@@ -29,6 +29,8 @@ type Destination interface {
 	// is there.
 	PutManifest(ctx context.Context, data []byte) error
 	ManifestExists(ctx context.Context) (bool, error)
+	// RemoveManifest deletes the manifest (absent is no error).
+	RemoveManifest(ctx context.Context) error
 	// String names the destination for messages and the checkpoint.
 	String() string
 }
@@ -142,6 +144,13 @@ func (d *Dir) RemoveSpools() error {
 
 func (d *Dir) PutManifest(_ context.Context, data []byte) error {
 	return writeAtomic(filepath.Join(d.root, ManifestName), data)
+}
+
+func (d *Dir) RemoveManifest(context.Context) error {
+	if err := os.Remove(filepath.Join(d.root, ManifestName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 func (d *Dir) ManifestExists(context.Context) (bool, error) {

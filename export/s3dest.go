@@ -86,6 +86,11 @@ func (d *S3) PutManifest(ctx context.Context, data []byte) error {
 	return err
 }
 
+func (d *S3) RemoveManifest(ctx context.Context) error {
+	_, err := d.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(d.bucket), Key: aws.String(d.prefix + ManifestName)})
+	return err
+}
+
 func (d *S3) ManifestExists(ctx context.Context) (bool, error) {
 	_, err := d.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(d.bucket), Key: aws.String(d.prefix + ManifestName)})
 	var nf *types.NotFound

@@ -349,7 +349,8 @@ func (s *Sink) Close() error {
 	return nil
 }
 
-// Stats implements sink.Sink: Items counts items in durable files.
+// Stats implements sink.Sink: Items counts items in durable files, and
+// Requests the files (one rename or upload each).
 func (s *Sink) Stats() sink.Stats {
 	return sink.Stats{Items: s.items.Load(), Requests: int64(len(s.Files()))}
 }

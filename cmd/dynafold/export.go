@@ -212,7 +212,8 @@ func (a *app) runExport(cmd *cobra.Command, _ []string) (err error) {
 	if err := dest.PutManifest(ctx, append(data, '\n')); err != nil {
 		return fmt.Errorf("writing the manifest: %w", err)
 	}
-	fmt.Fprintf(a.console, "dynafold: exported %d items in %d files (%d bytes of JSON, %d compressed) to %s\n", m.Items, len(files), m.Bytes, m.Size, dest)
+	fmt.Fprintf(a.console, "dynafold: exported %s items in %s files (%s bytes of JSON, %s gzip) to %s\n",
+		pipeline.Thousands(m.Items), pipeline.Thousands(int64(len(files))), pipeline.Thousands(m.Bytes), pipeline.Thousands(m.Size), dest)
 	if sum.Total.Rejected+sum.Total.Skipped > 0 {
 		return &exitError{code: exitRejected, err: fmt.Errorf("finished with %d rejected and %d skipped rows", sum.Total.Rejected, sum.Total.Skipped)}
 	}
@@ -275,7 +276,12 @@ func prepareDestination(ctx context.Context, dest export.Destination, saved *exp
 	return dest.Remove(ctx, orphans)
 }
 
+// clearDestination deletes a previous export (--restart): its manifest
+// first, so that no manifest ever lists files that are gone.
 func clearDestination(ctx context.Context, dest export.Destination) error {
+	if err := dest.RemoveManifest(ctx); err != nil {
+		return err
+	}
 	names, err := dest.List(ctx)
 	if err != nil {
 		return err

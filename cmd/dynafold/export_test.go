@@ -261,6 +261,12 @@ func TestExportRoundTripEqualsMigrate(t *testing.T) {
 						r = clitest.Run(t, dir, testenv.S3Env(), append(args, tg.flags...)...)
 						require.Equal(t, exitUsage, r.Code, r.Output())
 						require.Contains(t, r.Stderr, "already holds an export")
+
+						// --restart replaces it: the same items, once, in new files.
+						r = clitest.Run(t, dir, testenv.S3Env(), append(append(args, "--restart"), tg.flags...)...)
+						require.Equal(t, 0, r.Code, r.Output())
+						again := readExport(t, dest.files)
+						require.Len(t, again, len(want))
 					})
 				}
 			})
@@ -268,11 +274,11 @@ func TestExportRoundTripEqualsMigrate(t *testing.T) {
 	}
 }
 
-// SIGKILL an export twice, each time once more files are durable,
-// then run it to the end: the final files hold every item exactly once,
+// SIGKILL an export twice, each time once the checkpoint counts more
+// durable files, then run it to the end: the final files hold every item exactly once,
 // with the content the generation rule gives, to a directory and to S3.
 func TestExportKilledResumesExactlyOnce(t *testing.T) {
-	const portfolios = 20000 // 200,000 rows and items
+	const portfolios = 40000 // 400,000 rows and items
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			dsn := d.NewDB(t)
@@ -281,14 +287,16 @@ func TestExportKilledResumesExactlyOnce(t *testing.T) {
 				t.Run(dest.name, func(t *testing.T) {
 					dir := t.TempDir()
 					args := append([]string{"export", "--progress", "none", "--config", clitest.RepoPath("configs/portfolios.yaml"), "--source-dsn", dsn,
-						"--table", "scale", "--file-size", "1048576", "--page-size", "500", "--concurrency", "1", "--writers", "1"}, dest.args...)
+						"--table", "scale", "--file-size", "1048576", "--page-size", "500", "--concurrency", "1", "--writers", "1", "--max-in-flight", "5000"}, dest.args...)
 					// Killed each time the checkpoint counts more durable files
 					// than before, so that every run leaves progress behind
 					// (and, often, files durable after its last checkpoint).
 					ckpt := filepath.Join(dir, ".dynafold", "scale.export.checkpoint.json")
+					var complete bool
 					saved := func() int {
 						var doc struct {
-							Sink struct {
+							Complete bool `json:"complete"`
+							Sink     struct {
 								Files []json.RawMessage `json:"files"`
 							} `json:"sink"`
 						}
@@ -296,6 +304,7 @@ func TestExportKilledResumesExactlyOnce(t *testing.T) {
 						if err != nil || json.Unmarshal(data, &doc) != nil {
 							return 0
 						}
+						complete = doc.Complete
 						return len(doc.Sink.Files)
 					}
 					for kill := 1; kill <= 2; kill++ {
@@ -314,6 +323,7 @@ func TestExportKilledResumesExactlyOnce(t *testing.T) {
 							}
 						}
 						require.False(t, finished, "the run must still be going when its checkpoint counts a new file")
+						require.False(t, complete, "the run must not have finished when it is killed")
 						require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 						<-done
 						t.Logf("killed run %d: %d files durable, %d in the checkpoint", kill, dest.count(), saved())
