@@ -26,6 +26,9 @@ type document struct {
 	Updated  time.Time `json:"updated"`
 	Complete bool      `json:"complete"`
 	Shards   []*Shard  `json:"shards"`
+	// Sink is the state of a sink whose durable output must agree with
+	// the positions (the files of an export), saved in the same write.
+	Sink json.RawMessage `json:"sink,omitempty"`
 }
 
 // FileStore keeps the checkpoint in one JSON file, replaced atomically
@@ -40,6 +43,28 @@ type FileStore struct {
 	now  func() time.Time
 	// saved is what Open found in the file, for announcing the run.
 	saved *Saved
+	// attached, if set, gives the sink state to save with each Flush.
+	attached func() (state json.RawMessage, release func())
+}
+
+// Attach makes every Flush save, with the positions, the state that
+// snapshot returns. snapshot holds the sink's state still until release is
+// called, and the positions are taken in between: what the sink reports
+// durable and the positions saved with it are consistent. A sink that
+// acknowledges items while holding that same lock keeps its lock order
+// (sink, then store) the same as Flush's.
+func (f *FileStore) Attach(snapshot func() (state json.RawMessage, release func())) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.attached = snapshot
+}
+
+// SinkState returns the sink state of the run Open resumed (nil for a new
+// run).
+func (f *FileStore) SinkState() json.RawMessage {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.doc.Sink
 }
 
 // Saved describes the run a checkpoint file held when Open read it.
@@ -196,6 +221,16 @@ func (f *FileStore) Done(s *Shard) {
 
 // Flush implements Store.
 func (f *FileStore) Flush(context.Context) error {
+	f.mu.Lock()
+	attached := f.attached
+	f.mu.Unlock()
+	if attached != nil {
+		state, release := attached()
+		defer release()
+		f.mu.Lock()
+		f.doc.Sink = state
+		f.mu.Unlock()
+	}
 	f.mu.Lock()
 	f.doc.Updated = f.now().UTC()
 	if f.path == "" {

@@ -15,6 +15,7 @@ import (
 // their keys are deleted. Deleting an absent key succeeds, so a resumed
 // run may delete a key twice.
 type DeleteSink struct {
+	sink.AcksOnWrite
 	del     *sink.Deleter
 	pk, sk  string
 	deleted atomic.Int64

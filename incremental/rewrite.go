@@ -160,3 +160,9 @@ func (s *CompareSink) Stats() sink.Stats { return s.inner.Stats() }
 // differed from the table and were written.
 func (s *CompareSink) Compared() int64  { return s.compared.Load() }
 func (s *CompareSink) Rewritten() int64 { return s.rewritten.Load() }
+
+// Flush implements sink.Sink: what is held is the inner sink's.
+func (s *CompareSink) Flush(ctx context.Context) error { return s.inner.Flush(ctx) }
+
+// Close implements sink.Sink.
+func (s *CompareSink) Close() error { return s.inner.Close() }

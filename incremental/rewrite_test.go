@@ -39,7 +39,10 @@ func (f *fakeGets) BatchGetItem(_ context.Context, in *dynamodb.BatchGetItemInpu
 	return out, nil
 }
 
-type innerSink struct{ got []*mapping.Item }
+type innerSink struct {
+	sink.AcksOnWrite
+	got []*mapping.Item
+}
 
 func (s *innerSink) Write(_ context.Context, batch []*mapping.Item, res sink.Results) error {
 	s.got = append(s.got, batch...)

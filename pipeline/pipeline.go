@@ -172,6 +172,11 @@ type run struct {
 	meter progressMeter
 
 	interrupted atomic.Bool
+	// starved counts readers waiting on the in-flight budget, and writes
+	// counts Write calls begun: together they tell the flusher when the
+	// run waits on items a late-acknowledging sink holds.
+	starved atomic.Int32
+	writes  atomic.Int64
 	// writerErr is an error policy's verdict raised inside a sink callback,
 	// returned by the writer that made the call.
 	writerErr atomic.Pointer[error]
@@ -349,9 +354,13 @@ func (r *run) stages(ctx context.Context) error {
 	}
 	g.Go(func() error {
 		writers.Wait()
+		// The last batch is written: what the sink holds is made durable
+		// (and acknowledged) before the run ends.
+		err := r.flushSink(writeCtx)
 		close(writersDone)
-		return nil
+		return err
 	})
+	g.Go(func() error { return r.flusher(writeCtx, writersDone) })
 	g.Go(func() error { return r.remover(writeCtx, writersDone) })
 
 	// Persist progress and report it while the stages run.
@@ -451,7 +460,10 @@ func (r *run) readShard(ctx context.Context, er *entityRun, shard *checkpoint.Sh
 			if err := flush(); err != nil {
 				return err
 			}
-			if err := r.inFlight.Acquire(ctx, weight); err != nil {
+			r.starved.Add(1)
+			err := r.inFlight.Acquire(ctx, weight)
+			r.starved.Add(-1)
+			if err != nil {
 				return err
 			}
 		}
@@ -563,6 +575,7 @@ func (r *run) reject(tk *ticket, err error) error {
 // writer sends batches until there are none.
 func (r *run) writer(ctx context.Context, in <-chan []*mapping.Item) error {
 	for batch := range in {
+		r.writes.Add(1)
 		if err := r.job.Sink.Write(ctx, batch, r); err != nil {
 			if r.interrupted.Load() && ctx.Err() != nil {
 				return nil // abandoned after the grace period; not acknowledged

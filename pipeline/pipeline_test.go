@@ -80,6 +80,7 @@ func (f *fakeSnapshot) Close() error              { return nil }
 // fakeSink acknowledges items after a random delay, sometimes only some of
 // a batch, and records every write.
 type fakeSink struct {
+	sink.AcksOnWrite
 	mu      sync.Mutex
 	written map[string]int
 	rng     *rand.Rand

@@ -56,6 +56,7 @@ func (f *nestedSnapshot) ReadNested(ctx context.Context, _ *source.Query, _ []*s
 // records, for every head it is handed, whether all the head's parts were
 // acknowledged (and not deleted) at that moment.
 type orderSink struct {
+	sink.AcksOnWrite
 	mu       sync.Mutex
 	rng      *rand.Rand
 	table    map[string]bool // keys present

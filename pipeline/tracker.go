@@ -49,7 +49,13 @@ type ticket struct {
 	// rejected marks a row that went to the error policy.
 	rejected atomic.Bool
 	complete bool // guarded by tr.mu
+	// passed is set once the shard's position has moved past the row.
+	passed atomic.Bool
 }
+
+// Checkpointed implements sink.Checkpointed: the store's position is past
+// the row, so a resumed run will not read it again.
+func (tk *ticket) Checkpointed() bool { return tk.passed.Load() }
 
 // add registers a row just read; called by the shard's reader in key order.
 func (t *tracker) add(ent *entityRun, row value.Row, nested [][]value.Row, nkey int, weight int64) *ticket {
@@ -100,9 +106,9 @@ func (tk *ticket) releaseWeight() {
 func (t *tracker) advanceLocked() {
 	var last *ticket
 	var rows, items, rejected int64
+	from := t.head
 	for t.head < len(t.queue) && t.queue[t.head].complete {
 		tk := t.queue[t.head]
-		t.queue[t.head] = nil
 		t.head++
 		last = tk
 		rows++
@@ -113,6 +119,12 @@ func (t *tracker) advanceLocked() {
 	}
 	if last != nil {
 		t.store.Advance(t.shard, last.key, rows, items, rejected)
+	}
+	// Marked only after Advance: a row reported as checkpointed is always
+	// within the position a concurrent Flush of the store saves.
+	for i := from; i < t.head; i++ {
+		t.queue[i].passed.Store(true)
+		t.queue[i] = nil
 	}
 	// Keep the queue from growing without bound: drop the consumed prefix
 	// once it is the larger half.

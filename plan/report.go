@@ -29,8 +29,10 @@ type Report struct {
 	// Incremental says which entities migrate --incremental can narrow
 	// (only when the mapping declares changes:).
 	Incremental *IncrementalReadiness `json:"incremental,omitempty"`
-	Limits      Limits                `json:"limits"`
-	Methods     []string              `json:"methods,omitempty"`
+	// Import is set by plan --sink import (see ForImport).
+	Import  *ImportEstimate `json:"import,omitempty"`
+	Limits  Limits          `json:"limits"`
+	Methods []string        `json:"methods,omitempty"`
 }
 
 // Status sums up a report for the exit code.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Local services for dynafold's tests, demo and benchmarks: PostgreSQL 15 in
-# a temporary data directory, MariaDB, and dynalite (a DynamoDB-compatible
-# server), all on loopback. Installs what is missing (Debian packages, the
+# a temporary data directory, MariaDB, dynalite (a DynamoDB-compatible
+# server) and s3rver (an S3-compatible server, for export), all on loopback. Installs what is missing (Debian packages, the
 # npm-pinned dynalite), starts only what is not already running, and writes
 # the connection settings to $STATE/env.
 #
@@ -9,7 +9,7 @@
 #
 # Settings: DYNAFOLD_SERVICES_DIR (default <repo>/.services),
 # DYNAFOLD_PG_PORT (55432), DYNAFOLD_MYSQL_PORT (53306),
-# DYNAFOLD_DYNAMODB_PORT (58000). When run as root from a directory the
+# DYNAFOLD_DYNAMODB_PORT (58000), DYNAFOLD_S3_PORT (59000). When run as root from a directory the
 # PostgreSQL user cannot reach, PostgreSQL's data directory goes under
 # DYNAFOLD_PG_STATE_BASE (/var/tmp) instead; $STATE/pg.dir points to it.
 set -euo pipefail
@@ -20,6 +20,7 @@ case "$STATE" in /*) ;; *) STATE="$PWD/$STATE" ;; esac
 PG_PORT="${DYNAFOLD_PG_PORT:-55432}"
 MY_PORT="${DYNAFOLD_MYSQL_PORT:-53306}"
 DDB_PORT="${DYNAFOLD_DYNAMODB_PORT:-58000}"
+S3_PORT="${DYNAFOLD_S3_PORT:-59000}"
 
 log() { echo "services: $*" >&2; }
 die() { echo "services: $*" >&2; exit 1; }
@@ -174,11 +175,33 @@ start_dynalite() {
 	log "dynalite started on 127.0.0.1:$DDB_PORT"
 }
 
+start_s3rver() {
+	local pidf="$STATE/s3rver.pid"
+	if [ -f "$pidf" ] && kill -0 "$(cat "$pidf")" 2>/dev/null && port_open "$S3_PORT"; then
+		log "s3rver already running on $S3_PORT"
+		return
+	fi
+	command -v node >/dev/null || die "Node.js is required for s3rver"
+	if [ ! -x "$REPO/node_modules/.bin/s3rver" ]; then
+		log "installing s3rver (npm ci)"
+		(cd "$REPO" && npm ci --no-audit --no-fund --loglevel=error >"$STATE/npm.log" 2>&1) || { tail -n 20 "$STATE/npm.log" >&2; die "npm ci failed"; }
+	fi
+	# Objects on disk under $STATE/s3; any well-formed signature is
+	# accepted, so whatever credentials the AWS chain yields will do.
+	mkdir -p "$STATE/s3"
+	nohup node "$REPO/node_modules/s3rver/bin/s3rver.js" -d "$STATE/s3" -a 127.0.0.1 -p "$S3_PORT" \
+		--silent --allow-mismatched-signatures --no-vhost-buckets >"$STATE/s3rver.log" 2>&1 &
+	echo $! >"$pidf"
+	wait_for s3rver 30 "$STATE/s3rver.log" port_open "$S3_PORT"
+	log "s3rver started on 127.0.0.1:$S3_PORT"
+}
+
 write_env() {
 	cat >"$STATE/env" <<-EOF
 		export DYNAFOLD_TEST_PG_DSN='postgres://dynafold:dynafold@127.0.0.1:$PG_PORT/postgres?sslmode=disable'
 		export DYNAFOLD_TEST_MYSQL_DSN='dynafold:dynafold@tcp(127.0.0.1:$MY_PORT)/'
 		export DYNAFOLD_TEST_DYNAMODB_ENDPOINT='http://127.0.0.1:$DDB_PORT'
+		export DYNAFOLD_TEST_S3_ENDPOINT='http://127.0.0.1:$S3_PORT'
 	EOF
 	cat "$STATE/env"
 }
@@ -205,6 +228,11 @@ stop_all() {
 		rm -f "$STATE/dynalite.pid"
 		log "dynalite stopped"
 	fi
+	if [ -f "$STATE/s3rver.pid" ]; then
+		kill "$(cat "$STATE/s3rver.pid")" 2>/dev/null || true
+		rm -f "$STATE/s3rver.pid"
+		log "s3rver stopped"
+	fi
 }
 
 status() {
@@ -212,6 +240,7 @@ status() {
 	port_open "$PG_PORT" && echo "postgres  up   127.0.0.1:$PG_PORT" || { echo "postgres  down"; ok=1; }
 	port_open "$MY_PORT" && echo "mariadb   up   127.0.0.1:$MY_PORT" || { echo "mariadb   down"; ok=1; }
 	port_open "$DDB_PORT" && echo "dynalite  up   127.0.0.1:$DDB_PORT" || { echo "dynalite  down"; ok=1; }
+	port_open "$S3_PORT" && echo "s3rver    up   127.0.0.1:$S3_PORT" || { echo "s3rver    down"; ok=1; }
 	return $ok
 }
 
@@ -222,6 +251,7 @@ start)
 	start_postgres
 	start_mariadb
 	start_dynalite
+	start_s3rver
 	write_env
 	;;
 stop) stop_all ;;

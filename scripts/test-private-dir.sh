@@ -6,7 +6,8 @@
 # stop them all. CI runs it after `make test` (see .ci/run).
 #
 # Ports: DYNAFOLD_PRIVATE_PG_PORT (55442), DYNAFOLD_PRIVATE_MYSQL_PORT (53316),
-# DYNAFOLD_PRIVATE_DYNAMODB_PORT (58010), apart from the usual services'.
+# DYNAFOLD_PRIVATE_DYNAMODB_PORT (58010), DYNAFOLD_PRIVATE_S3_PORT (59010),
+# apart from the usual services'.
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 log() { echo "test-private-dir: $*" >&2; }
@@ -18,6 +19,7 @@ COPY="$PRIV/dynafold"
 export DYNAFOLD_PG_PORT="${DYNAFOLD_PRIVATE_PG_PORT:-55442}"
 export DYNAFOLD_MYSQL_PORT="${DYNAFOLD_PRIVATE_MYSQL_PORT:-53316}"
 export DYNAFOLD_DYNAMODB_PORT="${DYNAFOLD_PRIVATE_DYNAMODB_PORT:-58010}"
+export DYNAFOLD_S3_PORT="${DYNAFOLD_PRIVATE_S3_PORT:-59010}"
 unset DYNAFOLD_SERVICES_DIR # the default: <copy>/.services, inside the private directory
 
 cleanup() {
@@ -54,7 +56,7 @@ fi
 
 (cd "$COPY" && make services-stop >/dev/null) || fail "make services-stop failed"
 if (cd "$COPY" && bash scripts/services.sh status >/dev/null 2>&1); then fail "services still up after make services-stop"; fi
-for port in "$DYNAFOLD_PG_PORT" "$DYNAFOLD_MYSQL_PORT" "$DYNAFOLD_DYNAMODB_PORT"; do
+for port in "$DYNAFOLD_PG_PORT" "$DYNAFOLD_MYSQL_PORT" "$DYNAFOLD_DYNAMODB_PORT" "$DYNAFOLD_S3_PORT"; do
 	if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then fail "port $port still answers after make services-stop"; fi
 done
 log "ok: services start, answer and stop from a private directory"

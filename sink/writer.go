@@ -35,7 +35,9 @@ type BatchWriteAPI interface {
 }
 
 // DynamoWriter writes batches to one table with BatchWriteItem.
+// It acknowledges every item before Write returns.
 type DynamoWriter struct {
+	AcksOnWrite
 	api   BatchWriteAPI
 	table string
 	key   keyNames

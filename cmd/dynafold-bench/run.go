@@ -41,7 +41,7 @@ type options struct {
 }
 
 // scenarioNames are the values of --scenarios, in the order they run.
-var scenarioNames = []string{"noop", "alleycat", "dynalite", "budget", "faults", "incremental"}
+var scenarioNames = []string{"noop", "alleycat", "dynalite", "budget", "faults", "incremental", "export"}
 
 // scenario is one measured line of the report.
 type scenario struct {
@@ -111,7 +111,7 @@ func runCommand() *cobra.Command {
 	f.IntVar(&o.readers, "concurrency", 4, "dynafold --concurrency")
 	f.StringVar(&o.out, "out", "bench-results", "directory for the JSON results")
 	f.StringVar(&scenarios, "scenarios", strings.Join(scenarioNames, ","),
-		"scenarios to run: noop (the ceiling and the --sizes runs), alleycat, dynalite, budget, faults, incremental")
+		"scenarios to run: noop (the ceiling and the --sizes runs), alleycat, dynalite, budget, faults, incremental, export (the first --sizes dataset to a directory and to s3rver)")
 	f.IntVar(&o.faultItems, "fault-items", 100_000, "items to migrate into dynalite through the fault proxy, once per fault mix")
 	f.IntVar(&o.faultRepeat, "fault-repeat", 1, "runs of each fault mix; the table shows the median")
 	f.DurationVar(&o.faultLatency, "fault-latency", 5*time.Millisecond, "maximum latency the fault proxy adds to each write")
@@ -164,6 +164,13 @@ func run(ctx context.Context, o options) error {
 		}
 		res.Scenarios = append(res.Scenarios, *sc)
 		res.Budget = budget
+	}
+	if o.scenarios["export"] {
+		lines, err := exportRuns(ctx, o, work, dynafold, config)
+		if err != nil {
+			return err
+		}
+		res.Scenarios = append(res.Scenarios, lines...)
 	}
 	if o.scenarios["faults"] {
 		lines, err := faultRun(ctx, o, work, dynafold, config)

@@ -48,6 +48,8 @@ collection over 10 GB with a local index, duplicate keys).`,
 	f.Int("max-keys", 1_000_000, "distinct partition-key values counted exactly per key space; beyond, heavy hitters are tracked with a stated error bound")
 	f.Int("max-dup-keys", 4_000_000, "item keys kept (as 64-bit hashes, about 20 bytes each) for exact duplicate detection")
 	f.Bool("no-target", false, "do not describe the target table")
+	f.String("sink", "migrate", "how the items will be loaded: migrate (BatchWrite) or import (export + ImportTable: refuses LSIs and an existing table, shows the import cost)")
+	f.Float64("import-price", plan.DefaultImportPrice, "with --sink import: ImportTable price in USD per GB (default: us-east-1)")
 	f.String("slot", "", "the replication slot sync would use, for the sync readiness checks (default dynafold_<table>)")
 	// Lowered limits, for tests: the defaults are DynamoDB's.
 	lim := plan.DefaultLimits()
@@ -119,6 +121,9 @@ func (a *app) runPlan(cmd *cobra.Command, _ []string) (err error) {
 	if err != nil {
 		return err
 	}
+	if s := a.v.GetString("sink"); s != "migrate" && s != "import" {
+		return usageError(fmt.Errorf("--sink must be migrate or import, not %q", s))
+	}
 	l, err := a.loadForSource()
 	if err != nil {
 		// The header names the table even when the mapping does not compile.
@@ -165,6 +170,9 @@ func (a *app) runPlan(cmd *cobra.Command, _ []string) (err error) {
 		return err
 	}
 	report.Incremental = plan.Incremental(p)
+	if a.v.GetString("sink") == "import" {
+		report.ForImport(p, a.v.GetFloat64("import-price"))
+	}
 	return a.planResult(rep, report)
 }
 
@@ -188,7 +196,9 @@ func (a *app) planResult(rep *report, r *plan.Report) error {
 	case "markdown":
 		werr = r.WriteMarkdown(a.stdout)
 	default:
-		werr = r.WriteText(a.stdout)
+		if werr = r.WriteText(a.stdout); werr == nil {
+			werr = r.WriteImportText(a.stdout)
+		}
 	}
 	if werr != nil {
 		return fmt.Errorf("writing the plan: %w", werr)

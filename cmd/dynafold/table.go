@@ -31,7 +31,7 @@ differs it fails and lists every difference.`,
 		},
 	}
 	create.Flags().Duration("wait", 5*time.Minute, "how long to wait for the table to become ACTIVE")
-	table.AddCommand(create)
+	table.AddCommand(create, a.tableImportCommand())
 	return table
 }
 

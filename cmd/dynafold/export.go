@@ -1,0 +1,290 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dynafold/dynafold/checkpoint"
+	"github.com/dynafold/dynafold/export"
+	"github.com/dynafold/dynafold/pipeline"
+	"github.com/dynafold/dynafold/source"
+)
+
+func (a *app) exportCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "export",
+		Short: "Write the items as ImportTable input files (gzip DynamoDB JSON) to a directory or S3",
+		Long: `Reads the source exactly as migrate does and writes the items it would
+write, as gzip-compressed DynamoDB JSON lines ({"Item":{...}}), to
+--to file:///dir/ or --to s3://bucket/prefix/. Data files go under data/,
+a manifest (files, item counts, bytes, SHA-256) to manifest.json. An item
+counts as exported only once its file is durable (fsynced and renamed, or
+uploaded); a killed export resumes with every item in exactly one file.
+Load the files with 'dynafold table import --from <same URL>'.`,
+		Args: cobra.NoArgs,
+		RunE: a.runExport,
+	}
+	f := cmd.Flags()
+	f.String("to", "", "destination: file:///dir/ or s3://bucket/prefix/")
+	f.String("s3-endpoint", "", "S3-compatible endpoint URL (path-style addressing); default: AWS")
+	f.String("s3-region", "", "S3 region (default: the AWS chain)")
+	f.String("spool-dir", "", "local directory for files before upload to S3 (default: the system temporary directory)")
+	f.Int64("file-size", 256<<20, "close a file once it holds this many bytes of uncompressed JSON")
+	f.Int("concurrency", 4, "shards read at once")
+	f.Int("writers", 4, "files written at once")
+	f.Int("page-size", 2000, "rows per keyset page")
+	f.Int64("max-in-flight", 100_000, "source rows read but not yet in a durable file; files are closed early when the run waits on them, so this bounds both memory and how small files get")
+	f.String("checkpoint", "", "checkpoint file (default .dynafold/<table>.export.checkpoint.json)")
+	f.Bool("restart", false, "discard the checkpoint and the destination's files, and start over")
+	f.Bool("force", false, "resume a checkpoint made with a different mapping")
+	f.String("reject-file", "", "JSON-lines file for rows rejected by on_error: reject (default .dynafold/<table>.rejects.jsonl)")
+	f.Int64("max-rejects", -1, "stop after more than N rows are skipped or rejected (-1: no limit)")
+	f.String("progress", "auto", "progress display: auto, tty, json or none")
+	f.Duration("grace", 5*time.Second, "after a stop signal, how long open files may be finished")
+	return cmd
+}
+
+// manifest is manifest.json: what an import needs to know and check.
+type manifest struct {
+	Version     int           `json:"version"`
+	Table       string        `json:"table"`
+	Format      string        `json:"input_format"`
+	Compression string        `json:"compression"`
+	DataPrefix  string        `json:"data_prefix"`
+	Items       int64         `json:"items"`
+	Bytes       int64         `json:"bytes"`
+	Size        int64         `json:"size"`
+	Files       []export.File `json:"files"`
+	RunID       string        `json:"run_id"`
+	Finished    time.Time     `json:"finished"`
+}
+
+// maxImportObjects is ImportTable's limit on the S3 objects of one import.
+const maxImportObjects = 50_000
+
+func (a *app) runExport(cmd *cobra.Command, _ []string) (err error) {
+	ctx := cmd.Context()
+	rep := a.newReport("export")
+	defer func() { err = a.finishReport(rep, err) }()
+	to := a.v.GetString("to")
+	if to == "" {
+		return usageError(errors.New("--to is required: file:///dir/ or s3://bucket/prefix/"))
+	}
+	scheme, bucket, prefix, err := export.Parse(to)
+	if err != nil {
+		return usageError(err)
+	}
+	readers, writers := a.v.GetInt("concurrency"), a.v.GetInt("writers")
+	if err := a.checkExportFlags(readers, writers); err != nil {
+		return usageError(err)
+	}
+	l, err := a.loadForSource()
+	if err != nil {
+		return err
+	}
+	rep.Table = l.static.Table.Name
+	ckptPath := a.v.GetString("checkpoint")
+	if ckptPath == "" {
+		ckptPath = filepath.Join(".dynafold", l.static.Table.Name+".export.checkpoint.json")
+	}
+	unlock, err := checkpoint.Lock(ckptPath)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+
+	var dest export.Destination
+	switch scheme {
+	case "file":
+		d, err := export.NewDir(prefix)
+		if err != nil {
+			return err
+		}
+		if err := d.RemoveSpools(); err != nil {
+			return err
+		}
+		dest = d
+	case "s3":
+		client, err := export.NewS3Client(ctx, a.v.GetString("s3-endpoint"), a.v.GetString("s3-region"))
+		if err != nil {
+			return err
+		}
+		spool := a.v.GetString("spool-dir")
+		if spool == "" {
+			spool = filepath.Join(os.TempDir(), "dynafold-export-"+rep.RunID)
+		}
+		if dest, err = export.NewS3(client, bucket, prefix, spool); err != nil {
+			return err
+		}
+		defer os.RemoveAll(spool)
+	}
+
+	src, plan, err := a.connect(ctx, l, readers+4)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	if err := a.lintGate(l, plan); err != nil {
+		return err
+	}
+	dsn, _ := l.dsn()
+	rep.Source = dsn.Identity()
+	fingerprint := plan.Fingerprint(dsn.Identity() + " export " + dest.String())
+	rep.Fingerprint = fingerprint
+
+	store := checkpoint.NewFileStore(ckptPath)
+	if a.v.GetBool("restart") {
+		if err := store.Discard(ctx); err != nil {
+			return fmt.Errorf("discarding checkpoint: %w", err)
+		}
+		if err := clearDestination(ctx, dest); err != nil {
+			return err
+		}
+	}
+	meta := checkpoint.Meta{Fingerprint: fingerprint, Table: plan.Table.Name, Source: dsn.Identity(), RunID: rep.RunID}
+	resumed, err := store.Open(ctx, meta, a.v.GetBool("force"))
+	if err != nil {
+		return err
+	}
+	var saved *export.State
+	if resumed && store.SinkState() != nil {
+		saved = &export.State{}
+		if err := json.Unmarshal(store.SinkState(), saved); err != nil {
+			return fmt.Errorf("checkpoint %s: export state: %w", ckptPath, err)
+		}
+	}
+	if err := prepareDestination(ctx, dest, saved, a.v.GetBool("restart")); err != nil {
+		return err
+	}
+	rejectPath := a.v.GetString("reject-file")
+	if rejectPath == "" {
+		rejectPath = filepath.Join(".dynafold", plan.Table.Name+".rejects.jsonl")
+	}
+	out := export.New(dest, saved, export.Options{Lanes: writers, FileBytes: a.v.GetInt64("file-size"), Prefix: rep.RunID})
+	defer out.Close()
+	store.Attach(out.Snapshot)
+
+	snap, err := src.Snapshot(ctx, source.SnapshotOptions{Readers: readers})
+	if err != nil {
+		return err
+	}
+	defer snap.Close()
+	progress, restore := a.progress()
+	maxRejects := a.v.GetInt64("max-rejects")
+	sum, runErr := pipeline.Run(ctx, pipeline.Job{
+		Plan: plan, Snapshot: snap, Sink: out, Store: store, Force: a.v.GetBool("force"), Meta: meta,
+	}, pipeline.Options{
+		Readers: readers, Writers: writers, PageSize: a.v.GetInt("page-size"), MaxInFlight: a.v.GetInt64("max-in-flight"),
+		MaxRejects: maxRejects, MaxRejectsSet: maxRejects >= 0, RejectFile: rejectPath,
+		Grace: a.v.GetDuration("grace"), Stop: a.stop, Progress: progress, Logger: a.log,
+		OnStart: func(si pipeline.StartInfo) { a.announceStart(store, ckptPath, si) },
+	})
+	restore()
+	if progress != nil {
+		progress.Close()
+	}
+	rep.Summary = sum
+	rep.Checkpoint = ckptPath
+	if sum != nil {
+		a.printSummary(sum, ckptPath)
+	}
+	if runErr != nil {
+		return runErr
+	}
+	files := out.Files()
+	if len(files) > maxImportObjects {
+		return fmt.Errorf("the export has %d files, more than ImportTable's %d objects per import: export again with a larger --max-in-flight or --file-size", len(files), maxImportObjects)
+	}
+	m := manifest{Version: 1, Table: plan.Table.Name, Format: "DYNAMODB_JSON", Compression: "GZIP", DataPrefix: export.DataDir, Files: files, RunID: rep.RunID, Finished: time.Now().UTC()}
+	for _, f := range files {
+		m.Items += f.Items
+		m.Bytes += f.Bytes
+		m.Size += f.Size
+	}
+	data, _ := json.MarshalIndent(m, "", "  ")
+	if err := dest.PutManifest(ctx, append(data, '\n')); err != nil {
+		return fmt.Errorf("writing the manifest: %w", err)
+	}
+	fmt.Fprintf(a.console, "dynafold: exported %s items in %s files (%s bytes of JSON, %s gzip) to %s\n",
+		pipeline.Thousands(m.Items), pipeline.Thousands(int64(len(files))), pipeline.Thousands(m.Bytes), pipeline.Thousands(m.Size), dest)
+	if sum.Total.Rejected+sum.Total.Skipped > 0 {
+		return &exitError{code: exitRejected, err: fmt.Errorf("finished with %d rejected and %d skipped rows", sum.Total.Rejected, sum.Total.Skipped)}
+	}
+	return nil
+}
+
+func (a *app) checkExportFlags(readers, writers int) error {
+	switch {
+	case readers < 1 || writers < 1:
+		return errors.New("--concurrency and --writers must be at least 1")
+	case a.v.GetInt("page-size") < 1:
+		return fmt.Errorf("--page-size must be at least 1, not %d", a.v.GetInt("page-size"))
+	case a.v.GetInt64("max-in-flight") < 1:
+		return fmt.Errorf("--max-in-flight must be at least 1, not %d", a.v.GetInt64("max-in-flight"))
+	case a.v.GetInt64("file-size") < 1<<20:
+		return fmt.Errorf("--file-size must be at least 1 MiB, not %d", a.v.GetInt64("file-size"))
+	case a.v.GetInt64("max-rejects") < -1:
+		return fmt.Errorf("--max-rejects must be -1 (no limit) or more, not %d", a.v.GetInt64("max-rejects"))
+	case a.v.GetDuration("grace") < 0:
+		return fmt.Errorf("--grace must not be negative, not %s", a.v.GetDuration("grace"))
+	}
+	switch p := a.v.GetString("progress"); p {
+	case "auto", "tty", "json", "none":
+	default:
+		return fmt.Errorf("--progress must be auto, tty, json or none, not %q", p)
+	}
+	return nil
+}
+
+// prepareDestination makes the destination hold exactly the files the
+// checkpoint counts: a new export refuses a destination with files (an
+// import reads every object under the prefix), and a resumed one deletes
+// the files that became durable after its last saved checkpoint (their
+// rows are read again).
+func prepareDestination(ctx context.Context, dest export.Destination, saved *export.State, restart bool) error {
+	names, err := dest.List(ctx)
+	if err != nil {
+		return err
+	}
+	if saved == nil {
+		has, err := dest.ManifestExists(ctx)
+		if err != nil {
+			return err
+		}
+		if (len(names) > 0 || has) && !restart {
+			return usageError(fmt.Errorf("%s already holds an export (%d data files): use --restart to replace it, or another destination", dest, len(names)))
+		}
+		return nil
+	}
+	keep := map[string]bool{}
+	for _, f := range saved.Files {
+		keep[f.Name] = true
+	}
+	var orphans []string
+	for _, n := range names {
+		if !keep[n] {
+			orphans = append(orphans, n)
+		}
+	}
+	return dest.Remove(ctx, orphans)
+}
+
+// clearDestination deletes a previous export (--restart): its manifest
+// first, so that no manifest ever lists files that are gone.
+func clearDestination(ctx context.Context, dest export.Destination) error {
+	if err := dest.RemoveManifest(ctx); err != nil {
+		return err
+	}
+	names, err := dest.List(ctx)
+	if err != nil {
+		return err
+	}
+	return dest.Remove(ctx, names)
+}

@@ -1,0 +1,392 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynafold/dynafold/internal/clitest"
+	"github.com/dynafold/dynafold/internal/testenv"
+)
+
+// exportFiles reads an export's objects: the manifest and data files by
+// name relative to the export's root, and the names under data/.
+type exportFiles struct {
+	read func(name string) []byte
+	list func() []string
+}
+
+func dirFiles(t *testing.T, root string) exportFiles {
+	return exportFiles{
+		read: func(name string) []byte {
+			data, err := os.ReadFile(filepath.Join(root, name))
+			require.NoError(t, err)
+			return data
+		},
+		list: func() []string {
+			ents, err := os.ReadDir(filepath.Join(root, "data"))
+			require.NoError(t, err)
+			var names []string
+			for _, e := range ents {
+				names = append(names, e.Name())
+			}
+			return names
+		},
+	}
+}
+
+func s3Files(t *testing.T, c *s3.Client, bucket, prefix string) exportFiles {
+	return exportFiles{
+		read: func(name string) []byte {
+			data, ok := testenv.S3Get(t, c, bucket, prefix+name)
+			require.True(t, ok, name)
+			return data
+		},
+		list: func() []string { return testenv.S3Keys(t, c, bucket, prefix+"data/") },
+	}
+}
+
+// importEmulator loads an export into a table as ImportTable would: every
+// data file the manifest lists, its checksum checked, each line decoded
+// from DynamoDB JSON here (not with the export's code) and put. It returns
+// how many times each item key occurs over the files.
+func importEmulator(t *testing.T, c *dynamodb.Client, table string, files exportFiles, pk, sk string) map[string]int {
+	t.Helper()
+	seen := map[string]int{}
+	for _, item := range readExport(t, files) {
+		seen[testenv.ItemJSON(t, map[string]types.AttributeValue{pk: item[pk], sk: item[sk]})]++
+		_, err := c.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(table), Item: item})
+		require.NoError(t, err)
+	}
+	return seen
+}
+
+// readExport decodes every item of the files the manifest lists, checking
+// checksums and counts, and that the data prefix holds nothing else.
+func readExport(t *testing.T, files exportFiles) []map[string]types.AttributeValue {
+	t.Helper()
+	var m struct {
+		Items int64 `json:"items"`
+		Files []struct {
+			Name   string `json:"name"`
+			Items  int64  `json:"items"`
+			SHA256 string `json:"sha256"`
+		} `json:"files"`
+	}
+	require.NoError(t, json.Unmarshal(files.read("manifest.json"), &m))
+	require.Len(t, files.list(), len(m.Files), "the data prefix holds exactly the manifest's files")
+	var items []map[string]types.AttributeValue
+	var total int64
+	for _, f := range m.Files {
+		raw := files.read("data/" + f.Name)
+		sum := sha256.Sum256(raw)
+		require.Equal(t, f.SHA256, hex.EncodeToString(sum[:]), f.Name)
+		zr, err := gzip.NewReader(bytes.NewReader(raw))
+		require.NoError(t, err)
+		sc := bufio.NewScanner(zr)
+		sc.Buffer(make([]byte, 1<<20), 1<<22)
+		var n int64
+		for sc.Scan() {
+			var line struct {
+				Item map[string]json.RawMessage `json:"Item"`
+			}
+			require.NoError(t, json.Unmarshal(sc.Bytes(), &line))
+			item := map[string]types.AttributeValue{}
+			for k, v := range line.Item {
+				item[k] = decodeDDBJSON(t, v)
+			}
+			items = append(items, item)
+			n++
+		}
+		require.NoError(t, sc.Err())
+		require.Equal(t, f.Items, n, f.Name)
+		total += n
+	}
+	require.Equal(t, m.Items, total)
+	return items
+}
+
+func decodeDDBJSON(t *testing.T, raw json.RawMessage) types.AttributeValue {
+	var v map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(raw, &v))
+	require.Len(t, v, 1, string(raw))
+	for typ, body := range v {
+		var s string
+		var ss []string
+		switch typ {
+		case "S":
+			require.NoError(t, json.Unmarshal(body, &s))
+			return &types.AttributeValueMemberS{Value: s}
+		case "N":
+			require.NoError(t, json.Unmarshal(body, &s))
+			return &types.AttributeValueMemberN{Value: s}
+		case "B":
+			require.NoError(t, json.Unmarshal(body, &s))
+			b, err := base64.StdEncoding.DecodeString(s)
+			require.NoError(t, err)
+			return &types.AttributeValueMemberB{Value: b}
+		case "BOOL":
+			var b bool
+			require.NoError(t, json.Unmarshal(body, &b))
+			return &types.AttributeValueMemberBOOL{Value: b}
+		case "NULL":
+			return &types.AttributeValueMemberNULL{Value: true}
+		case "SS":
+			require.NoError(t, json.Unmarshal(body, &ss))
+			return &types.AttributeValueMemberSS{Value: ss}
+		case "NS":
+			require.NoError(t, json.Unmarshal(body, &ss))
+			return &types.AttributeValueMemberNS{Value: ss}
+		case "BS":
+			require.NoError(t, json.Unmarshal(body, &ss))
+			var bs [][]byte
+			for _, e := range ss {
+				b, err := base64.StdEncoding.DecodeString(e)
+				require.NoError(t, err)
+				bs = append(bs, b)
+			}
+			return &types.AttributeValueMemberBS{Value: bs}
+		case "M":
+			var m map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal(body, &m))
+			out := map[string]types.AttributeValue{}
+			for k, e := range m {
+				out[k] = decodeDDBJSON(t, e)
+			}
+			return &types.AttributeValueMemberM{Value: out}
+		case "L":
+			var l []json.RawMessage
+			require.NoError(t, json.Unmarshal(body, &l))
+			out := []types.AttributeValue{}
+			for _, e := range l {
+				out = append(out, decodeDDBJSON(t, e))
+			}
+			return &types.AttributeValueMemberL{Value: out}
+		}
+		t.Fatalf("unknown DynamoDB JSON type %q", typ)
+	}
+	return nil
+}
+
+// exportDest is one kind of export destination for a test: its --to URL
+// (plus flags) and how to read it back.
+type exportDest struct {
+	name  string
+	args  []string
+	files exportFiles
+	// count is how many data files are durable now.
+	count func() int
+}
+
+func newExportDests(t *testing.T) []exportDest {
+	out := filepath.Join(t.TempDir(), "export")
+	s3c := testenv.S3Client(t)
+	bucket := testenv.NewBucket(t, s3c)
+	dir := dirFiles(t, out)
+	s3f := s3Files(t, s3c, bucket, "run/")
+	return []exportDest{
+		{name: "dir", args: []string{"--to", "file://" + out + "/"}, files: dir, count: func() int {
+			n := 0
+			ents, _ := os.ReadDir(filepath.Join(out, "data"))
+			for _, e := range ents {
+				if !strings.HasPrefix(e.Name(), ".") {
+					n++
+				}
+			}
+			return n
+		}},
+		{name: "s3", args: []string{"--to", "s3://" + bucket + "/run/", "--s3-endpoint", testenv.S3Endpoint(t)}, files: s3f, count: func() int { return len(s3f.list()) }},
+	}
+}
+
+// Export the portfolios and alleycat designs from both databases, to a
+// directory and to the S3 server, and load the files through the emulator
+// into a second table: it holds exactly what migrate writes, every item
+// once, and verify passes on it.
+func TestExportRoundTripEqualsMigrate(t *testing.T) {
+	designs := []struct{ config, sql string }{
+		{"configs/portfolios.yaml", "testdata/portfolios/"},
+		{"configs/alleycat.yaml", "testdata/alleycat/"},
+	}
+	for _, d := range testenv.Drivers() {
+		for _, design := range designs {
+			t.Run(d.Name+"/"+filepath.Base(design.config), func(t *testing.T) {
+				tg := newTarget(t, d, design.config, design.sql+d.Name+".sql")
+				r := tg.run(t, "", "table", "create")
+				require.Equal(t, 0, r.Code, r.Output())
+				dir := t.TempDir()
+				r = tg.run(t, dir, "migrate", "--progress", "none")
+				require.Equal(t, 0, r.Code, r.Output())
+				want := testenv.ScanItems(t, tg.client, tg.table)
+
+				for _, dest := range newExportDests(t) {
+					t.Run(dest.name, func(t *testing.T) {
+						args := append([]string{"export", "--progress", "none", "--checkpoint", filepath.Join(dir, dest.name+".ckpt")}, dest.args...)
+						r := clitest.Run(t, dir, testenv.S3Env(), append(args, tg.flags...)...)
+						require.Equal(t, 0, r.Code, r.Output())
+
+						imported := &target{client: tg.client, table: testenv.NewTableName(t), dsn: tg.dsn}
+						testenv.DeleteTableOnCleanup(t, tg.client, imported.table)
+						imported.flags = []string{"--config", clitest.RepoPath(design.config), "--source-dsn", tg.dsn, "--endpoint", testenv.DynamoEndpoint(t), "--table", imported.table}
+						r = imported.run(t, "", "table", "create")
+						require.Equal(t, 0, r.Code, r.Output())
+						seen := importEmulator(t, tg.client, imported.table, dest.files, "PK", "SK")
+						for k, n := range seen {
+							require.Equal(t, 1, n, "item %s is in the files %d times", k, n)
+						}
+						require.Equal(t, want, testenv.ScanItems(t, tg.client, imported.table))
+						r = imported.run(t, dir, "verify")
+						require.Equal(t, 0, r.Code, r.Output())
+
+						// A second export to the same place is refused.
+						r = clitest.Run(t, dir, testenv.S3Env(), append(args, tg.flags...)...)
+						require.Equal(t, exitUsage, r.Code, r.Output())
+						require.Contains(t, r.Stderr, "already holds an export")
+
+						// --restart replaces it: the same items, once, in new files.
+						r = clitest.Run(t, dir, testenv.S3Env(), append(append(args, "--restart"), tg.flags...)...)
+						require.Equal(t, 0, r.Code, r.Output())
+						again := readExport(t, dest.files)
+						require.Len(t, again, len(want))
+					})
+				}
+			})
+		}
+	}
+}
+
+// SIGKILL an export twice, each time once the checkpoint counts more
+// durable files, then run it to the end: the final files hold every item exactly once,
+// with the content the generation rule gives, to a directory and to S3.
+func TestExportKilledResumesExactlyOnce(t *testing.T) {
+	const portfolios = 40000 // 400,000 rows and items
+	for _, d := range testenv.Drivers() {
+		t.Run(d.Name, func(t *testing.T) {
+			dsn := d.NewDB(t)
+			loadScale(t, d.Name, dsn, portfolios)
+			for _, dest := range newExportDests(t) {
+				t.Run(dest.name, func(t *testing.T) {
+					dir := t.TempDir()
+					args := append([]string{"export", "--progress", "none", "--config", clitest.RepoPath("configs/portfolios.yaml"), "--source-dsn", dsn,
+						"--table", "scale", "--file-size", "1048576", "--page-size", "500", "--concurrency", "1", "--writers", "1", "--max-in-flight", "5000"}, dest.args...)
+					// Killed each time the checkpoint counts more durable files
+					// than before, so that every run leaves progress behind
+					// (and, often, files durable after its last checkpoint).
+					ckpt := filepath.Join(dir, ".dynafold", "scale.export.checkpoint.json")
+					var complete bool
+					saved := func() int {
+						var doc struct {
+							Complete bool `json:"complete"`
+							Sink     struct {
+								Files []json.RawMessage `json:"files"`
+							} `json:"sink"`
+						}
+						data, err := os.ReadFile(ckpt)
+						if err != nil || json.Unmarshal(data, &doc) != nil {
+							return 0
+						}
+						complete = doc.Complete
+						return len(doc.Sink.Files)
+					}
+					for kill := 1; kill <= 2; kill++ {
+						before := saved()
+						cmd := clitest.Command(context.Background(), t, dir, testenv.S3Env(), args...)
+						require.NoError(t, cmd.Start())
+						done := make(chan error, 1)
+						go func() { done <- cmd.Wait() }()
+						finished := false
+						for !finished && saved() <= before {
+							select {
+							case err := <-done:
+								t.Logf("run %d finished before its kill: %v", kill, err)
+								finished = true
+							case <-time.After(20 * time.Millisecond):
+							}
+						}
+						require.False(t, finished, "the run must still be going when its checkpoint counts a new file")
+						require.False(t, complete, "the run must not have finished when it is killed")
+						require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+						<-done
+						t.Logf("killed run %d: %d files durable, %d in the checkpoint", kill, dest.count(), saved())
+					}
+					report := filepath.Join(dir, "final.json")
+					r := clitest.Run(t, dir, testenv.S3Env(), append(args, "--report", report)...)
+					require.Equal(t, 0, r.Code, r.Output())
+					rep := readReport(t, report)
+					require.True(t, rep.Summary.Resumed, "the last run resumes the killed ones")
+					require.Less(t, rep.Summary.Total.RowsRead, int64(10*portfolios), "the last run did not start over")
+
+					want := expectedScaleItems(portfolios)
+					got := map[string]int{}
+					for _, item := range readExport(t, dest.files) {
+						line := testenv.ItemJSON(t, item)
+						key := jsonField(line, "PK") + "|" + jsonField(line, "SK")
+						got[key]++
+						require.Equal(t, want[key], line)
+					}
+					require.Len(t, got, len(want))
+					for k, n := range got {
+						require.Equal(t, 1, n, "item %s is in the files %d times", k, n)
+					}
+				})
+			}
+		})
+	}
+}
+
+// on_error and the reject file work for export as for migrate: the bad rows
+// of testdata/badrows are rejected into the reject file (exit 5), and the
+// files hold exactly the good items.
+func TestExportRejectsBadRowsAsMigrate(t *testing.T) {
+	good := badRowsGood()
+	var want []string
+	for _, it := range good {
+		want = append(want, badRowsLine(t, it))
+	}
+	sort.Strings(want)
+	for _, d := range testenv.Drivers() {
+		t.Run(d.Name, func(t *testing.T) {
+			dsn := d.NewDB(t)
+			testenv.LoadSQL(t, d.Name, dsn, clitest.RepoPath("testdata/badrows/"+d.Name+".sql"))
+			config := clitest.RepoPath("testdata/badrows/mapping.yaml")
+			client := testenv.DynamoClient(t)
+			table := testenv.NewTableName(t)
+			testenv.DeleteTableOnCleanup(t, client, table)
+			r := clitest.Run(t, "", nil, "table", "create", "--config", config, "--endpoint", testenv.DynamoEndpoint(t), "--table", table)
+			require.Equal(t, 0, r.Code, r.Output())
+
+			dir := t.TempDir()
+			out := filepath.Join(dir, "export")
+			rejects := filepath.Join(dir, "rejects.jsonl")
+			r = clitest.Run(t, dir, nil, "export", "--config", config, "--source-dsn", dsn, "--table", table, "--progress", "none",
+				"--to", "file://"+out+"/", "--reject-file", rejects)
+			require.Equal(t, exitRejected, r.Code, r.Output())
+			require.Contains(t, r.Stderr, fmt.Sprintf("finished with %d rejected and 0 skipped rows", len(badRowsCases)))
+			data, err := os.ReadFile(rejects)
+			require.NoError(t, err)
+			require.Len(t, strings.Split(strings.TrimSpace(string(data)), "\n"), len(badRowsCases))
+
+			importEmulator(t, client, table, dirFiles(t, out), "PK", "SK")
+			require.Equal(t, want, badRowsTable(t, testenv.ScanItems(t, client, table)))
+		})
+	}
+}

@@ -1,0 +1,385 @@
+// Package export writes a migration's items as ImportTable input: gzip
+// files of DynamoDB JSON lines in a local directory or under an S3
+// prefix, with a manifest. Its Sink acknowledges an item only once the
+// file holding it is durable, and keeps the list of durable files in the
+// checkpoint, so that a killed export resumes with every item in exactly
+// one file of the final set.
+package export
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/sink"
+)
+
+// File is one durable data file.
+type File struct {
+	Name  string `json:"name"`
+	Items int64  `json:"items"`
+	// Bytes is the uncompressed size, Size the object's.
+	Bytes  int64  `json:"bytes"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+// State is what the checkpoint keeps of an export: its durable files, and
+// the keys of items in them whose rows the checkpoint's positions are not
+// yet past. A resumed run produces those items again and must not write
+// them a second time.
+type State struct {
+	Files     []File   `json:"files"`
+	Unsettled []string `json:"unsettled,omitempty"`
+	Next      int64    `json:"next"`
+}
+
+// Options tune a Sink.
+type Options struct {
+	// Lanes is how many files are open at once (one per writer, so that
+	// encoding and compression run in parallel).
+	Lanes int
+	// FileBytes closes a file once this much uncompressed JSON is in it.
+	FileBytes int64
+	// Prefix starts every file name (the run id), so that runs never
+	// collide.
+	Prefix string
+}
+
+// Sink writes items into files of Destination.
+type Sink struct {
+	dest  Destination
+	opts  Options
+	lanes []*lane
+	next  atomic.Uint64
+	seq   atomic.Int64
+
+	// commitMu orders commits against checkpoint snapshots: a file joins
+	// files, and its items are acknowledged, under it.
+	commitMu  sync.Mutex
+	files     []File
+	unsettled []unsettled
+	skip      map[string]bool
+
+	// committing holds the commits under way, for Flush to wait on.
+	cmu        sync.Mutex
+	committing map[*openFile]struct{}
+
+	items, bytes atomic.Int64
+}
+
+type unsettled struct {
+	key    string
+	origin sink.Checkpointed
+}
+
+type lane struct {
+	mu sync.Mutex
+	f  *openFile
+}
+
+// openFile is a file being written: spool, gzip stream, hash, and the
+// items it holds with where to acknowledge them.
+type openFile struct {
+	name  string
+	path  string
+	fh    *os.File
+	buf   *bufio.Writer
+	gz    *gzip.Writer
+	sum   hash.Hash
+	size  countWriter
+	bytes int64
+	items []*mapping.Item
+	res   []sink.Results
+	line  []byte
+	done  chan struct{}
+	err   error
+}
+
+type countWriter struct{ n int64 }
+
+func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+
+var _ sink.Sink = (*Sink)(nil)
+
+// New returns a sink writing to dest, resuming saved (nil for a new run).
+func New(dest Destination, saved *State, o Options) *Sink {
+	if o.Lanes <= 0 {
+		o.Lanes = 1
+	}
+	if o.FileBytes <= 0 {
+		o.FileBytes = 256 << 20
+	}
+	s := &Sink{dest: dest, opts: o, skip: map[string]bool{}, committing: map[*openFile]struct{}{}}
+	for range o.Lanes {
+		s.lanes = append(s.lanes, &lane{})
+	}
+	if saved != nil {
+		s.files = append(s.files, saved.Files...)
+		for _, k := range saved.Unsettled {
+			s.skip[k] = true
+		}
+		s.seq.Store(saved.Next)
+		for _, f := range saved.Files {
+			s.items.Add(f.Items)
+			s.bytes.Add(f.Bytes)
+		}
+	}
+	return s
+}
+
+// Write implements sink.Sink: it encodes the batch into one of the open
+// files and returns; the items are acknowledged when that file is
+// durable. Items a resumed run has in a durable file already are
+// acknowledged at once.
+func (s *Sink) Write(ctx context.Context, batch []*mapping.Item, res sink.Results) error {
+	batch = s.skipDurable(batch, res)
+	if len(batch) == 0 {
+		return nil
+	}
+	ln := s.lanes[s.next.Add(1)%uint64(len(s.lanes))]
+	ln.mu.Lock()
+	if ln.f == nil {
+		f, err := s.open()
+		if err != nil {
+			ln.mu.Unlock()
+			return err
+		}
+		ln.f = f
+	}
+	f := ln.f
+	for _, it := range batch {
+		f.line = AppendItemLine(f.line[:0], it)
+		if _, err := f.gz.Write(f.line); err != nil {
+			ln.mu.Unlock()
+			return fmt.Errorf("writing %s: %w", f.path, err)
+		}
+		f.bytes += int64(len(f.line))
+		// Encoded: the attributes are not needed again (the pipeline
+		// reads only Key, Origin and the split fields after Write), and
+		// dropping them is what lets many rows wait for their file.
+		it.Attrs, it.Body = nil, nil
+		f.items = append(f.items, it)
+		f.res = append(f.res, res)
+	}
+	var full *openFile
+	if f.bytes >= s.opts.FileBytes {
+		full, ln.f = f, nil
+		s.startCommit(full)
+	}
+	ln.mu.Unlock()
+	if full != nil {
+		return s.commit(ctx, full)
+	}
+	return nil
+}
+
+// skipDurable acknowledges the items a resumed run finds in a durable file
+// already, and returns the rest.
+func (s *Sink) skipDurable(batch []*mapping.Item, res sink.Results) []*mapping.Item {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	if len(s.skip) == 0 {
+		return batch
+	}
+	var durable []*mapping.Item
+	rest := batch[:0:0]
+	for _, it := range batch {
+		if s.skip[it.Key] {
+			delete(s.skip, it.Key)
+			durable = append(durable, it)
+			s.track(it)
+			continue
+		}
+		rest = append(rest, it)
+	}
+	if len(durable) > 0 {
+		res.Acked(durable)
+	}
+	return rest
+}
+
+func (s *Sink) open() (*openFile, error) {
+	n := s.seq.Add(1)
+	name := fmt.Sprintf("%s-%06d.json.gz", s.opts.Prefix, n)
+	path := filepath.Join(s.dest.SpoolDir(), "."+name+".spool")
+	fh, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("creating %s: %w", path, err)
+	}
+	f := &openFile{name: name, path: path, fh: fh, sum: sha256.New(), done: make(chan struct{})}
+	f.buf = bufio.NewWriterSize(io.MultiWriter(fh, f.sum, &f.size), 256<<10)
+	f.gz, _ = gzip.NewWriterLevel(f.buf, gzip.BestSpeed)
+	return f, nil
+}
+
+func (s *Sink) startCommit(f *openFile) {
+	s.cmu.Lock()
+	s.committing[f] = struct{}{}
+	s.cmu.Unlock()
+}
+
+// commit finishes f, makes it durable and acknowledges its items. A
+// failure or cancellation leaves its items unacknowledged (and the spool
+// removed): the run reads their rows again.
+func (s *Sink) commit(ctx context.Context, f *openFile) (err error) {
+	defer func() {
+		f.err = err
+		s.cmu.Lock()
+		delete(s.committing, f)
+		s.cmu.Unlock()
+		close(f.done)
+		if err != nil {
+			f.fh.Close()
+			os.Remove(f.path)
+		}
+	}()
+	if err := f.gz.Close(); err != nil {
+		return err
+	}
+	if err := f.buf.Flush(); err != nil {
+		return err
+	}
+	if err := f.fh.Sync(); err != nil {
+		return err
+	}
+	if err := f.fh.Close(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := s.dest.Commit(ctx, f.path, f.name); err != nil {
+		return err
+	}
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	s.files = append(s.files, File{Name: f.name, Items: int64(len(f.items)), Bytes: f.bytes, Size: f.size.n, SHA256: hex.EncodeToString(f.sum.Sum(nil))})
+	s.items.Add(int64(len(f.items)))
+	s.bytes.Add(f.bytes)
+	// Acknowledge per Results, in runs.
+	start := 0
+	for i := 1; i <= len(f.items); i++ {
+		if i == len(f.items) || f.res[i] != f.res[start] {
+			f.res[start].Acked(f.items[start:i])
+			start = i
+		}
+	}
+	for _, it := range f.items {
+		s.track(it)
+	}
+	f.items, f.res = nil, nil
+	return nil
+}
+
+// track remembers a durable item whose row a resumed run would read again.
+// Called under commitMu.
+func (s *Sink) track(it *mapping.Item) {
+	if c, ok := it.Origin.(sink.Checkpointed); ok && !c.Checkpointed() {
+		s.unsettled = append(s.unsettled, unsettled{key: it.Key, origin: c})
+	}
+}
+
+// Flush implements sink.Sink: every open file is committed, and commits
+// under way are waited for.
+func (s *Sink) Flush(ctx context.Context) error {
+	s.cmu.Lock()
+	var wait []*openFile
+	for f := range s.committing {
+		wait = append(wait, f)
+	}
+	s.cmu.Unlock()
+	var mine []*openFile
+	for _, ln := range s.lanes {
+		ln.mu.Lock()
+		if ln.f != nil {
+			mine = append(mine, ln.f)
+			s.startCommit(ln.f)
+			ln.f = nil
+		}
+		ln.mu.Unlock()
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	for _, f := range mine {
+		g.Go(func() error { return s.commit(gctx, f) })
+	}
+	err := g.Wait()
+	for _, f := range wait {
+		select {
+		case <-f.done:
+			if f.err != nil && err == nil {
+				err = f.err
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return err
+}
+
+// Close implements sink.Sink: open files are abandoned, their spools
+// removed.
+func (s *Sink) Close() error {
+	for _, ln := range s.lanes {
+		ln.mu.Lock()
+		if ln.f != nil {
+			ln.f.fh.Close()
+			os.Remove(ln.f.path)
+			ln.f = nil
+		}
+		ln.mu.Unlock()
+	}
+	return nil
+}
+
+// Stats implements sink.Sink: Items counts items in durable files, and
+// Requests the files (one rename or upload each).
+func (s *Sink) Stats() sink.Stats {
+	return sink.Stats{Items: s.items.Load(), Requests: int64(len(s.Files()))}
+}
+
+// Files returns the durable files so far.
+func (s *Sink) Files() []File {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	return append([]File(nil), s.files...)
+}
+
+// Snapshot is the checkpoint's hook (checkpoint.FileStore.Attach): the
+// state, held still until release.
+func (s *Sink) Snapshot() (json.RawMessage, func()) {
+	s.commitMu.Lock()
+	kept := s.unsettled[:0]
+	for _, u := range s.unsettled {
+		if !u.origin.Checkpointed() {
+			kept = append(kept, u)
+		}
+	}
+	clear(s.unsettled[len(kept):])
+	s.unsettled = kept
+	st := State{Files: s.files, Next: s.seq.Load()}
+	for _, u := range s.unsettled {
+		st.Unsettled = append(st.Unsettled, u.key)
+	}
+	for k := range s.skip {
+		st.Unsettled = append(st.Unsettled, k)
+	}
+	data, err := json.Marshal(st)
+	if err != nil {
+		panic(err) // plain structs always marshal
+	}
+	return data, s.commitMu.Unlock
+}
