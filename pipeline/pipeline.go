@@ -64,6 +64,9 @@ type Options struct {
 	ExactCounts bool
 	Progress    Progress
 	Logger      *slog.Logger
+	// Reach, when set, waits out a source that stops accepting connections
+	// mid-run, for all readers at once (see Retry.Reach).
+	Reach Reacher
 	// OnBuilt, when set, is called by the builders with each chunk of rows
 	// whose items are built, before any of those items is sent to the
 	// sink; an error stops the run. Live sync records there which item
@@ -435,7 +438,7 @@ func (r *run) readShard(ctx context.Context, er *entityRun, shard *checkpoint.Sh
 			return ctx.Err()
 		}
 	}
-	retry := Retry{OnRetry: func(attempt int, err error) {
+	retry := Retry{Reach: r.opts.Reach, OnRetry: func(attempt int, err error) {
 		r.opts.Logger.Warn("source connection lost; reading again after the last row", "entity", er.plan.Name, "shard", shard.ID, "attempt", attempt, "error", err)
 		er.stats.readRetries.Add(1)
 	}}
@@ -567,7 +570,8 @@ func (r *run) writer(ctx context.Context, in <-chan []*mapping.Item) error {
 			if r.interrupted.Load() && ctx.Err() != nil {
 				return nil // abandoned after the grace period; not acknowledged
 			}
-			if errors.Is(err, sink.ErrGaveUp) {
+			var ue *sink.UnreachableError
+			if errors.Is(err, sink.ErrGaveUp) || errors.As(err, &ue) {
 				return &ResumableError{Err: err}
 			}
 			return err

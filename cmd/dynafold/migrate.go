@@ -11,6 +11,7 @@ import (
 	"github.com/dynafold/dynafold/checkpoint"
 	"github.com/dynafold/dynafold/pipeline"
 	"github.com/dynafold/dynafold/source"
+	"github.com/dynafold/dynafold/source/drivers"
 	"github.com/dynafold/dynafold/verify"
 )
 
@@ -148,6 +149,7 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 		MaxRejects: maxRejects, MaxRejectsSet: maxRejects >= 0, RejectFile: rejectPath,
 		Grace: a.v.GetDuration("grace"), Stop: a.stop, ExactCounts: a.v.GetBool("exact-counts"),
 		Progress: progress, Logger: a.log,
+		Reach: drivers.NewReach(dsn, drivers.OpenOptions{Attempts: a.v.GetInt("source-attempts"), Logger: a.log}),
 		OnStart: func(si pipeline.StartInfo) {
 			if fs, ok := store.(*checkpoint.FileStore); ok {
 				a.announceStart(fs, fs.Path(), si)

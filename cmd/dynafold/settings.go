@@ -264,5 +264,7 @@ func (a *app) tableWriter(ctx context.Context, l *loaded, plan *mapping.Plan, wr
 	if maxWCU <= 0 && state.ProvisionedWrite > 0 {
 		maxWCU = float64(state.ProvisionedWrite)
 	}
-	return client, sink.NewDynamoWriter(client, plan.Table, sink.WriterOptions{Rate: sink.NewAdaptiveRate(maxWCU)}), nil
+	// The guard makes an endpoint that goes away mid-run one wait, with
+	// one warning per retry, rather than every writer's own.
+	return client, sink.NewDynamoWriter(sink.NewReachGuard(client), plan.Table, sink.WriterOptions{Rate: sink.NewAdaptiveRate(maxWCU)}), nil
 }
