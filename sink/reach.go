@@ -14,7 +14,9 @@ import (
 
 // ReachGuard stands between the writers and BatchWriteItem, which the
 // SDK does not retry (the writer does, to count throttling). When the
-// endpoint stops answering in the middle of a run, every writer would
+// endpoint stops accepting connections in the middle of a run (a request
+// fails to connect at all; a connection that breaks is the writer's to
+// retry and count), every writer would
 // otherwise retry on its own: eight warnings per round, and a final error
 // that says "giving up after 12 attempts" in the SDK's words. Instead one
 // request at a time waits for the endpoint, with the client's retryer
@@ -50,7 +52,7 @@ func NewReachGuard(client *dynamodb.Client) *ReachGuard {
 // BatchWriteItem implements BatchWriteAPI.
 func (g *ReachGuard) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
 	out, err := g.api.BatchWriteItem(ctx, in, optFns...)
-	if err == nil || ctx.Err() != nil || !connerr.Is(err) {
+	if err == nil || ctx.Err() != nil || !connerr.Dial(err) {
 		return out, err
 	}
 	failed := time.Now()
@@ -78,7 +80,7 @@ func (g *ReachGuard) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWrite
 			return nil, serr
 		}
 		out, err = g.api.BatchWriteItem(ctx, in, optFns...)
-		if err == nil || ctx.Err() != nil || !connerr.Is(err) {
+		if err == nil || ctx.Err() != nil || !connerr.Dial(err) {
 			g.recovered = time.Now()
 			return out, err
 		}
