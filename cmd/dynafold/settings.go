@@ -233,12 +233,16 @@ func mappingLoadError(path string, err error) error {
 
 // lintGate stops a command that writes on the mapping errors plan reports
 // (exit 2 in both), unless the mapping acknowledges them in lint.ignore:
-// plan and migrate agree on what stops a run.
+// plan and migrate agree on what stops a run. An acknowledged finding is
+// said once on stderr, so that what was waived stays visible.
 func (a *app) lintGate(l *loaded, p *mapping.Plan) error {
 	var errs []string
 	for _, f := range plan.Lint(p, l.schema, nil) {
-		if f.Severity == plan.Error {
+		switch {
+		case f.Severity == plan.Error:
 			errs = append(errs, fmt.Sprintf("%s: %s (%s)", f.Path, f.Message, f.Check))
+		case f.Acknowledged:
+			fmt.Fprintf(a.console, "dynafold: acknowledged %s %s: %s: %s\n", f.Was, f.Check, f.Path, f.Message)
 		}
 	}
 	if len(errs) == 0 {

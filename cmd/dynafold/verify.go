@@ -122,6 +122,12 @@ func (a *app) runCompare(cmd *cobra.Command, mode verify.Mode, command string) (
 		return err
 	}
 	defer src.Close()
+	if mode == verify.ModeDiff {
+		// A preview of migrate stops where migrate would.
+		if err := a.lintGate(l, plan); err != nil {
+			return err
+		}
+	}
 	dsn, _ := l.dsn()
 	rep.Source = dsn.Identity()
 	rep.Fingerprint = plan.Fingerprint(dsn.Identity())
