@@ -723,7 +723,7 @@ func (c *entityCompiler) compileItem(path, name string, spec *ItemSpec, parent *
 // get one without the other (a NULL in one template, a column that is
 // NULL): such an item is not in the index, and the half it got is left off
 // when it exists only for that index (written by an index: template,
-// keying no other index).
+// keying no other index), unless the index says half_key: keep.
 func halfKeys(tbl *TableSchema, attrs []*attrPlan) []halfKey {
 	tableKey := func(n string) bool { return n == tbl.PK.Name || (tbl.SK != nil && n == tbl.SK.Name) }
 	produced := map[string]bool{}
@@ -757,8 +757,8 @@ func halfKeys(tbl *TableSchema, attrs []*attrPlan) []halfKey {
 		}
 		out = append(out, halfKey{
 			index: ix.Name, pk: pk, sk: sk,
-			dropPK: onlyIndex[pk] && keyUses[pk] == 1,
-			dropSK: onlyIndex[sk] && keyUses[sk] == 1,
+			dropPK: !ix.KeepHalfKey && onlyIndex[pk] && keyUses[pk] == 1,
+			dropSK: !ix.KeepHalfKey && onlyIndex[sk] && keyUses[sk] == 1,
 		})
 	}
 	return out
