@@ -35,6 +35,10 @@ type Options struct {
 	// schema: set by commands that will read the source. (With the schema
 	// it is always an error.)
 	RequireVars bool
+	// UnboundVars lets an unbound ${var.NAME} pass even with the schema:
+	// for a caller that checks the mapping against the source's tables
+	// but reads no row (table create).
+	UnboundVars bool
 }
 
 // Compile validates cfg against the source schema and builds the Plan.
@@ -72,6 +76,7 @@ func Compile(cfg *Config, schema *Schema, opts Options) (*Plan, error) {
 			schema:      schema,
 			static:      schema == nil,
 			requireVars: opts.RequireVars,
+			unboundVars: opts.UnboundVars,
 			errs:        &errs,
 			index:       map[ColumnName]int{},
 			joins:       map[string]*source.Table{},
@@ -145,6 +150,7 @@ type entityCompiler struct {
 	// assumed to exist and their kinds are unknown (value.Null).
 	static      bool
 	requireVars bool
+	unboundVars bool
 	errs        *Errors
 
 	base  *source.Table
@@ -469,7 +475,7 @@ func (c *entityCompiler) compileWhere(q *source.Query) {
 		}
 		name = strings.TrimPrefix(name, "var.")
 		val, ok := c.plan.Vars[name]
-		if !ok && (!c.static || c.requireVars) {
+		if !ok && (!c.static || c.requireVars) && !c.unboundVars {
 			c.errs.add(path, "uses ${var.%s} but it has no value; pass --var %s=VALUE or set vars.%s", name, name, name)
 			return
 		}

@@ -28,6 +28,9 @@ type loaded struct {
 	static *mapping.Plan
 	// schema is the source schema connect compiled the full plan against.
 	schema *mapping.Schema
+	// schemaOnly: the command checks the mapping against the schema but
+	// reads no row (table create), so an unbound ${var.NAME} may pass.
+	schemaOnly bool
 }
 
 // load reads the mapping file named by --config and applies --table,
@@ -144,7 +147,7 @@ func (a *app) connect(ctx context.Context, l *loaded, maxConns int) (source.Sour
 		src.Close()
 		return nil, nil, fmt.Errorf("%s:\n%w", l.path, qerrs)
 	}
-	plan, err := mapping.Compile(l.cfg, schema, mapping.Options{Vars: l.vars})
+	plan, err := mapping.Compile(l.cfg, schema, mapping.Options{Vars: l.vars, UnboundVars: l.schemaOnly})
 	if err != nil {
 		src.Close()
 		return nil, nil, fmt.Errorf("%s:\n%w", l.path, err)

@@ -56,6 +56,7 @@ func (a *app) createTable(cmd *cobra.Command, rep *report) error {
 	case l.cfg.Source.DSN == "":
 		fmt.Fprintln(a.console, "dynafold: no source DSN: the mapping is checked only as far as it can be without the source's tables (give --source-dsn, or --no-source to say so)")
 	default:
+		l.schemaOnly = true // variables bind row filters; no row is read
 		src, full, err := a.connect(cmd.Context(), l, 2)
 		if err != nil {
 			return err
