@@ -29,16 +29,6 @@ type Source struct {
 
 var _ source.Source = (*Source)(nil)
 
-// openDB opens a pool with cfg as it is (a DSN string would lose the
-// Logger).
-func openDB(cfg *mysql.Config) (*sql.DB, error) {
-	c, err := mysql.NewConnector(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return sql.OpenDB(c), nil
-}
-
 // Open connects. Sessions are read-only and in UTC; queries use the text
 // protocol (client-side interpolation of bound values by the driver) so that
 // every column arrives as exact text, whatever its type.
@@ -54,16 +44,12 @@ func Open(ctx context.Context, dsn source.DSN, opts Options) (*Source, error) {
 		cfg.Params = map[string]string{}
 	}
 	cfg.Params["time_zone"] = "'+00:00'"
-	// The driver prints what it then returns as an error ("unexpected EOF"
-	// before "bad connection") on stderr by itself, in front of dynafold's
-	// own account of it.
-	cfg.Logger = &mysql.NopLogger{}
 	if cfg.DBName == "" {
 		return nil, fmt.Errorf("the MySQL DSN %s names no database", dsn)
 	}
 	// Probe which read-only session variable this server has: MySQL 8 and
 	// MariaDB 11.1+ call it transaction_read_only, MariaDB 10 tx_read_only.
-	probe, err := openDB(cfg)
+	probe, err := sql.Open("mysql", cfg.FormatDSN())
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w", dsn, dsn.RedactError(err))
 	}
@@ -79,7 +65,7 @@ func Open(ctx context.Context, dsn source.DSN, opts Options) (*Source, error) {
 	}
 	probe.Close()
 	cfg.Params[roVar] = "1"
-	db, err := openDB(cfg)
+	db, err := sql.Open("mysql", cfg.FormatDSN())
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s: %w", dsn, dsn.RedactError(err))
 	}
