@@ -29,7 +29,7 @@ it stopped when run again with the same mapping (--restart starts over).`,
 	f := cmd.Flags()
 	f.Int("concurrency", 4, "shards read at once")
 	f.Int("writers", 8, "BatchWriteItem requests in flight")
-	f.Int("page-size", 2000, "rows per keyset page")
+	f.Int("page-size", pipeline.DefaultPageSize, "rows per keyset page")
 	f.Float64("max-wcu", 0, "cap on write capacity units per second (default: the table's provisioned capacity, or adaptive)")
 	f.String("checkpoint", "", "checkpoint file (default .dynafold/<table>.checkpoint.json)")
 	f.Bool("restart", false, "discard an existing checkpoint and start over")

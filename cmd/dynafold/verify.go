@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/dynafold/dynafold/pipeline"
 	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/verify"
 )
@@ -47,7 +48,7 @@ usage or mapping.`,
 // migrate (which declares its own).
 func addReadFlags(f *pflag.FlagSet) {
 	f.Int("concurrency", 4, "shards read at once")
-	f.Int("page-size", 2000, "rows per keyset page")
+	f.Int("page-size", pipeline.DefaultPageSize, "rows per keyset page")
 }
 
 // addCompareFlags adds the comparer's flags: to verify and diff, and to
