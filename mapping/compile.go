@@ -35,6 +35,10 @@ type Options struct {
 	// schema: set by commands that will read the source. (With the schema
 	// it is always an error.)
 	RequireVars bool
+	// UnboundVars lets an unbound ${var.NAME} pass even with the schema:
+	// for a caller that checks the mapping against the source's tables
+	// but reads no row (table create).
+	UnboundVars bool
 }
 
 // Compile validates cfg against the source schema and builds the Plan.
@@ -72,6 +76,7 @@ func Compile(cfg *Config, schema *Schema, opts Options) (*Plan, error) {
 			schema:      schema,
 			static:      schema == nil,
 			requireVars: opts.RequireVars,
+			unboundVars: opts.UnboundVars,
 			errs:        &errs,
 			index:       map[ColumnName]int{},
 			joins:       map[string]*source.Table{},
@@ -145,6 +150,7 @@ type entityCompiler struct {
 	// assumed to exist and their kinds are unknown (value.Null).
 	static      bool
 	requireVars bool
+	unboundVars bool
 	errs        *Errors
 
 	base  *source.Table
@@ -469,7 +475,7 @@ func (c *entityCompiler) compileWhere(q *source.Query) {
 		}
 		name = strings.TrimPrefix(name, "var.")
 		val, ok := c.plan.Vars[name]
-		if !ok && (!c.static || c.requireVars) {
+		if !ok && (!c.static || c.requireVars) && !c.unboundVars {
 			c.errs.add(path, "uses ${var.%s} but it has no value; pass --var %s=VALUE or set vars.%s", name, name, name)
 			return
 		}
@@ -723,7 +729,7 @@ func (c *entityCompiler) compileItem(path, name string, spec *ItemSpec, parent *
 // get one without the other (a NULL in one template, a column that is
 // NULL): such an item is not in the index, and the half it got is left off
 // when it exists only for that index (written by an index: template,
-// keying no other index).
+// keying no other index), unless the index says half_key: keep.
 func halfKeys(tbl *TableSchema, attrs []*attrPlan) []halfKey {
 	tableKey := func(n string) bool { return n == tbl.PK.Name || (tbl.SK != nil && n == tbl.SK.Name) }
 	produced := map[string]bool{}
@@ -757,8 +763,8 @@ func halfKeys(tbl *TableSchema, attrs []*attrPlan) []halfKey {
 		}
 		out = append(out, halfKey{
 			index: ix.Name, pk: pk, sk: sk,
-			dropPK: onlyIndex[pk] && keyUses[pk] == 1,
-			dropSK: onlyIndex[sk] && keyUses[sk] == 1,
+			dropPK: !ix.KeepHalfKey && onlyIndex[pk] && keyUses[pk] == 1,
+			dropSK: !ix.KeepHalfKey && onlyIndex[sk] && keyUses[sk] == 1,
 		})
 	}
 	return out

@@ -86,6 +86,12 @@ type IndexSpec struct {
 	Projection string        `yaml:"projection"`
 	Include    []string      `yaml:"include"`
 	Capacity   *CapacitySpec `yaml:"capacity"`
+	// HalfKey says what becomes of the one key attribute an item has when
+	// the other is missing (it is not in the index either way): drop
+	// (default) leaves it off the item when only this index's template
+	// writes it; keep writes it, for readers that use it. omitempty keeps
+	// fingerprints of mappings without it as they were.
+	HalfKey string `yaml:"half_key" json:"half_key,omitempty"`
 }
 
 // EntityDefaults apply to every entity that does not set its own.

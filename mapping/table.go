@@ -22,6 +22,9 @@ type Index struct {
 	Projection string // ALL, KEYS_ONLY or INCLUDE
 	Include    []string
 	Capacity   *CapacitySpec
+	// KeepHalfKey: an item with one of the index's key attributes and not
+	// the other keeps it (half_key: keep).
+	KeepHalfKey bool
 }
 
 // TableSchema is the DynamoDB table the mapping writes: what `table create`
@@ -191,6 +194,16 @@ func tableSchema(t *TargetConfig, errs *Errors) *TableSchema {
 		}
 		if ix.Projection != "INCLUDE" && len(spec.Include) > 0 {
 			errs.add(path+".include", "include applies only with projection: include")
+		}
+		switch strings.ToLower(spec.HalfKey) {
+		case "", "drop":
+		case "keep":
+			ix.KeepHalfKey = true
+			if !ix.Global || ix.SK == nil {
+				errs.add(path+".half_key", "half_key applies only to a global index with a sort key, whose two key attributes an item may have one of")
+			}
+		default:
+			errs.add(path+".half_key", "unknown half_key %q (drop or keep)", spec.HalfKey)
 		}
 		if spec.Capacity != nil && (!ix.Global || ts.Billing != "PROVISIONED") {
 			errs.add(path+".capacity", "capacity applies only to global indexes of a provisioned table")

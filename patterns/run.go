@@ -145,7 +145,7 @@ func runOne(ctx context.Context, api QueryAPI, plan *mapping.Plan, p *mapping.Ac
 	for _, it := range items {
 		res.Keys = append(res.Keys, itemKey(plan.Table, it))
 		if ta := plan.Table.TypeAttribute; ta != "" {
-			if t := text(it[ta]); t != "" && !seen[t] {
+			if t := mapping.KeyText(it[ta]); t != "" && !seen[t] {
 				seen[t] = true
 				res.Types = append(res.Types, t)
 			}
@@ -163,23 +163,9 @@ func runOne(ctx context.Context, api QueryAPI, plan *mapping.Plan, p *mapping.Ac
 }
 
 func itemKey(t *mapping.TableSchema, it map[string]types.AttributeValue) Key {
-	k := Key{PK: text(it[t.PK.Name])}
+	k := Key{PK: mapping.KeyText(it[t.PK.Name])}
 	if t.SK != nil {
-		k.SK = text(it[t.SK.Name])
+		k.SK = mapping.KeyText(it[t.SK.Name])
 	}
 	return k
-}
-
-// text renders a key value: strings and numbers as themselves, binary as
-// base64 as DynamoDB's JSON does.
-func text(av types.AttributeValue) string {
-	switch v := av.(type) {
-	case *types.AttributeValueMemberS:
-		return v.Value
-	case *types.AttributeValueMemberN:
-		return v.Value
-	case *types.AttributeValueMemberB:
-		return fmt.Sprintf("%x", v.Value)
-	}
-	return ""
 }

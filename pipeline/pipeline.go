@@ -36,7 +36,7 @@ type Options struct {
 	Builders int
 	// Writers is how many BatchWriteItem requests are in flight (--writers, default 8).
 	Writers int
-	// PageSize is rows per keyset page (default 2000).
+	// PageSize is rows per keyset page (default DefaultPageSize).
 	PageSize int
 	// Window bounds the items the batcher holds while it gathers enough
 	// partition keys to spread consecutive batches over (default 16384).
@@ -64,6 +64,9 @@ type Options struct {
 	ExactCounts bool
 	Progress    Progress
 	Logger      *slog.Logger
+	// Reach, when set, waits out a source that stops accepting connections
+	// mid-run, for all readers at once (see Retry.Reach).
+	Reach Reacher
 	// OnBuilt, when set, is called by the builders with each chunk of rows
 	// whose items are built, before any of those items is sent to the
 	// sink; an error stops the run. Live sync records there which item
@@ -106,7 +109,7 @@ func (o *Options) defaults() {
 		o.Writers = 8
 	}
 	if o.PageSize <= 0 {
-		o.PageSize = 2000
+		o.PageSize = DefaultPageSize
 	}
 	if o.Window <= 0 {
 		o.Window = 16384
@@ -306,18 +309,11 @@ func (r *run) stages(ctx context.Context) error {
 		}
 	}()
 
-	var readers sync.WaitGroup
-	for i := 0; i < r.opts.Readers; i++ {
-		readers.Add(1)
-		g.Go(func() error {
-			defer readers.Done()
-			return r.reader(readCtx, rows)
-		})
-	}
 	g.Go(func() error {
-		readers.Wait()
-		close(rows)
-		return nil
+		defer close(rows)
+		return ReadShards(readCtx, r.opts.Readers, r.claim, func() ShardReader[*checkpoint.Shard] {
+			return shardReader{r: r, out: rows}
+		})
 	})
 
 	var builders sync.WaitGroup
@@ -397,30 +393,32 @@ func (r *run) stages(ctx context.Context) error {
 	}
 }
 
-// reader claims shards and streams their rows until none is left.
-func (r *run) reader(ctx context.Context, out chan<- []*ticket) error {
-	for {
-		if ctx.Err() != nil {
-			return nil
-		}
-		shard, ok, err := r.job.Store.Claim(ctx)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return nil
-		}
-		er := r.entities[shard.Entity]
-		if er == nil {
-			// The mapping no longer has this entity (a forced resume).
-			r.job.Store.Done(shard)
-			continue
-		}
-		if err := r.readShard(ctx, er, shard, out); err != nil {
-			return err
-		}
+// claim hands the readers the checkpoint's shards still to read; none
+// once reading is stopped (a signal), which is not an error.
+func (r *run) claim(ctx context.Context) (*checkpoint.Shard, bool, error) {
+	if ctx.Err() != nil {
+		return nil, false, nil
 	}
+	return r.job.Store.Claim(ctx)
 }
+
+// shardReader streams the rows of the shards it is given to the builders.
+type shardReader struct {
+	r   *run
+	out chan<- []*ticket
+}
+
+func (sr shardReader) ReadShard(ctx context.Context, shard *checkpoint.Shard) error {
+	er := sr.r.entities[shard.Entity]
+	if er == nil {
+		// The mapping no longer has this entity (a forced resume).
+		sr.r.job.Store.Done(shard)
+		return nil
+	}
+	return sr.r.readShard(ctx, er, shard, sr.out)
+}
+
+func (shardReader) Finish(context.Context) error { return nil }
 
 func (r *run) readShard(ctx context.Context, er *entityRun, shard *checkpoint.Shard, out chan<- []*ticket) error {
 	r.opts.Logger.Debug("shard started", "entity", er.plan.Name, "shard", shard.ID, "resuming", shard.After != nil)
@@ -444,7 +442,7 @@ func (r *run) readShard(ctx context.Context, er *entityRun, shard *checkpoint.Sh
 			return ctx.Err()
 		}
 	}
-	retry := Retry{OnRetry: func(attempt int, err error) {
+	retry := Retry{Reach: r.opts.Reach, OnRetry: func(attempt int, err error) {
 		r.opts.Logger.Warn("source connection lost; reading again after the last row", "entity", er.plan.Name, "shard", shard.ID, "attempt", attempt, "error", err)
 		er.stats.readRetries.Add(1)
 	}}
@@ -580,7 +578,8 @@ func (r *run) writer(ctx context.Context, in <-chan []*mapping.Item) error {
 			if r.interrupted.Load() && ctx.Err() != nil {
 				return nil // abandoned after the grace period; not acknowledged
 			}
-			if errors.Is(err, sink.ErrGaveUp) {
+			var ue *sink.UnreachableError
+			if errors.Is(err, sink.ErrGaveUp) || errors.As(err, &ue) {
 				return &ResumableError{Err: err}
 			}
 			return err

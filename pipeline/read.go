@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/dynafold/dynafold/internal/connerr"
 	"github.com/dynafold/dynafold/mapping"
 	"github.com/dynafold/dynafold/sink"
 	"github.com/dynafold/dynafold/source"
@@ -41,6 +42,16 @@ type Retry struct {
 	Sleep func(context.Context, time.Duration) error
 	// OnRetry is told of each new attempt and the error that caused it.
 	OnRetry func(attempt int, err error)
+	// Reach, when set, waits out a source that refuses connections (an
+	// attempt that failed to connect at all), for all readers at once.
+	Reach Reacher
+}
+
+// Reacher waits for a source that stopped accepting connections; see
+// drivers.Reach. Wait returns nil when the source can be read again, or
+// the error to stop with.
+type Reacher interface {
+	Wait(ctx context.Context, err error) error
 }
 
 // ReadRetrying is ReadEntity that, when the source connection is lost or
@@ -67,8 +78,23 @@ func ReadRetrying(ctx context.Context, snap source.Snapshot, ep *mapping.EntityP
 			after = row[:nkey:nkey]
 			return nil
 		})
-		if err == nil || ctx.Err() != nil || !snap.Retryable(err) || attempt >= retry.Attempts {
+		if err == nil || ctx.Err() != nil {
 			return err
+		}
+		waited := false
+		if retry.Reach != nil && connerr.Dial(err) {
+			if werr := retry.Reach.Wait(ctx, err); werr != nil {
+				return werr
+			}
+			waited = true
+		} else if !snap.Retryable(err) {
+			return err
+		}
+		if attempt >= retry.Attempts {
+			return err
+		}
+		if waited {
+			continue // the wait said so already, and took its time
 		}
 		if retry.OnRetry != nil {
 			retry.OnRetry(attempt, err)

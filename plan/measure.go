@@ -20,11 +20,6 @@ import (
 // operations rare.
 const batchRows = 256
 
-type shardTask struct {
-	ent int
-	r   source.Range
-}
-
 // Measure reads every entity of the plan through snap once, builds each
 // row's items as migrate would, and accumulates what the report needs. It
 // holds bounded memory whatever the size of the source.
@@ -32,41 +27,19 @@ func Measure(ctx context.Context, p *mapping.Plan, snap source.Snapshot, opts Op
 	opts.defaults()
 	obs := &observer{tbl: p.Table, shapes: indexShapes(p.Table), lim: opts.Limits}
 	agg := newAggregator(p, obs.shapes, opts)
-	var tasks []shardTask
-	for i, ep := range p.Entities {
-		shards, err := snap.Shards(ctx, ep.Query, opts.ShardsPerEntity)
-		if err != nil {
-			return nil, fmt.Errorf("splitting entity %s into shards: %w", ep.Name, err)
-		}
-		for _, r := range shards {
-			tasks = append(tasks, shardTask{ent: i, r: r})
-		}
+	next, err := pipeline.SplitShards(ctx, snap, p.Entities, opts.ShardsPerEntity)
+	if err != nil {
+		return nil, err
 	}
-	queue := make(chan shardTask, len(tasks))
-	for _, t := range tasks {
-		queue <- t
-	}
-	close(queue)
-
 	// Buffers of two batches per reader keep readers from waiting on the
 	// aggregator's occasional slow step (a map growing).
 	out := make(chan []rowObs, 2*opts.Readers)
 	g, gctx := errgroup.WithContext(ctx)
-	readers, rctx := errgroup.WithContext(gctx)
-	for range opts.Readers {
-		readers.Go(func() error {
-			r := &reader{p: p, snap: snap, obs: obs, opts: &opts, out: out}
-			for t := range queue {
-				if err := r.read(rctx, t); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	}
 	g.Go(func() error {
 		defer close(out)
-		return readers.Wait()
+		return pipeline.ReadShards(gctx, opts.Readers, next, func() pipeline.ShardReader[pipeline.ShardTask] {
+			return &reader{p: p, snap: snap, obs: obs, opts: &opts, out: out}
+		})
 	})
 	g.Go(func() error {
 		for batch := range out {
@@ -91,17 +64,22 @@ type reader struct {
 	items []mapping.Item
 }
 
-func (r *reader) read(ctx context.Context, t shardTask) error {
-	ep := r.p.Entities[t.ent]
+// ReadShard implements pipeline.ShardReader; each shard's observations
+// are handed on when it ends.
+func (r *reader) ReadShard(ctx context.Context, t pipeline.ShardTask) error {
+	ep := r.p.Entities[t.Entity]
 	retry := pipeline.Retry{}
-	err := pipeline.ReadRetrying(ctx, r.snap, ep, t.r, nil, r.opts.PageSize, retry, func(row value.Row, nested [][]value.Row) error {
-		return r.row(ctx, t.ent, ep, row, nested)
+	err := pipeline.ReadRetrying(ctx, r.snap, ep, t.Range, nil, r.opts.PageSize, retry, func(row value.Row, nested [][]value.Row) error {
+		return r.row(ctx, t.Entity, ep, row, nested)
 	})
 	if err != nil {
 		return fmt.Errorf("reading entity %s: %w", ep.Name, err)
 	}
 	return r.flush(ctx)
 }
+
+// Finish implements pipeline.ShardReader: ReadShard handed everything on.
+func (r *reader) Finish(context.Context) error { return nil }
 
 func (r *reader) row(ctx context.Context, ent int, ep *mapping.EntityPlan, row value.Row, nested [][]value.Row) error {
 	key := row[:len(ep.KeyColumns)]

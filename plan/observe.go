@@ -116,7 +116,7 @@ func (s *indexShape) observe(it *mapping.Item) idxObs {
 			return idxObs{}
 		}
 	}
-	ob := idxObs{in: true, pk: keyText(it.Attrs[s.pk])}
+	ob := idxObs{in: true, pk: mapping.KeyText(it.Attrs[s.pk])}
 	if s.projected == nil {
 		ob.size = it.Size
 		return ob
@@ -129,18 +129,18 @@ func (s *indexShape) observe(it *mapping.Item) idxObs {
 	return ob
 }
 
-// keyText is a key attribute's value as text: what DynamoDB measures
-// against the key-length limits.
-func keyText(v types.AttributeValue) string {
+// keyBytes is what DynamoDB measures of a key attribute against the
+// key-length limits: the string's or the binary's bytes.
+func keyBytes(v types.AttributeValue) int {
 	switch x := v.(type) {
 	case *types.AttributeValueMemberS:
-		return x.Value
+		return len(x.Value)
 	case *types.AttributeValueMemberN:
-		return x.Value
+		return len(x.Value)
 	case *types.AttributeValueMemberB:
-		return string(x.Value)
+		return len(x.Value)
 	}
-	return ""
+	return 0
 }
 
 // check returns the limits the items break.
@@ -195,7 +195,7 @@ func (o *observer) check(ep *mapping.EntityPlan, items []mapping.Item) []violati
 				if k == s.pk {
 					limit, role = o.lim.PartitionKeyBytes, "partition"
 				}
-				if n := len(keyText(v)); n > limit {
+				if n := keyBytes(v); n > limit {
 					out = append(out, violation{"limit.key_length", fmt.Sprintf("%sindex %s %s key %s is %s bytes; the limit is %s", part(it), s.ix.Name, role, k, num(n), num(limit))})
 				}
 			}

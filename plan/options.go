@@ -2,6 +2,7 @@ package plan
 
 import (
 	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/pipeline"
 )
 
 // DynamoDB figures the checks and estimates are measured against. Limits
@@ -95,7 +96,7 @@ func (o *Options) defaults() {
 		o.Readers = 4
 	}
 	if o.PageSize <= 0 {
-		o.PageSize = 2000
+		o.PageSize = pipeline.DefaultPageSize
 	}
 	if o.ShardsPerEntity <= 0 {
 		o.ShardsPerEntity = 2 * o.Readers

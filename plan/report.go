@@ -319,9 +319,13 @@ func assemble(in Input, opts Options, static []Finding, st *Stats) *Report {
 				continue
 			}
 			ir.PartialKeyItems += sc(n)
+			fate := "the half they have is left off them unless the table's key or another index needs it (half_key: keep keeps it)"
+			if s.ix.KeepHalfKey {
+				fate = "the half they have is kept (half_key: keep)"
+			}
 			a.fs.add(Warning, Data, "data.partial_index_key", "entities."+ep.Name+".index."+s.ix.Name, ep.Name,
-				"%s items have only half of index %s's key (%s, %s), e.g. row %s: they are not in the index, and the half they have is left off them unless the table's key or another index needs it",
-				num(sc(n)), s.ix.Name, s.ix.PK.Name, s.ix.SK.Name, ia.halfExample[ep.Name])
+				"%s items have only half of index %s's key (%s, %s), e.g. row %s: they are not in the index, and %s",
+				num(sc(n)), s.ix.Name, s.ix.PK.Name, s.ix.SK.Name, ia.halfExample[ep.Name], fate)
 		}
 		r.Indexes = append(r.Indexes, ir)
 		ein.Indexes = append(ein.Indexes, ii)

@@ -34,7 +34,7 @@ echo "portfolios, servers, databases: 2 + 4 + 4 rows in each"
 common=(--config configs/portfolios.yaml --endpoint "$DYNAFOLD_TEST_DYNAMODB_ENDPOINT")
 
 say "dynafold table create"
-"$dynafold" table create "${common[@]}" --table portfolios-demo
+"$dynafold" table create "${common[@]}" --table portfolios-demo --source-dsn "$pg_dsn"
 
 say "dynafold migrate (from PostgreSQL)"
 "$dynafold" migrate "${common[@]}" --table portfolios-demo --source-dsn "$pg_dsn" \
@@ -47,7 +47,7 @@ say "The design's queries (dynafold patterns)"
 "$dynafold" patterns "${common[@]}" --table portfolios-demo
 
 say "The same migration from MariaDB"
-"$dynafold" table create "${common[@]}" --table portfolios-demo-mysql >/dev/null
+"$dynafold" table create "${common[@]}" --table portfolios-demo-mysql --source-dsn "$my_dsn" >/dev/null
 "$dynafold" migrate "${common[@]}" --table portfolios-demo-mysql --source-dsn "$my_dsn" \
 	--checkpoint "$work/mysql.checkpoint.json" --progress none
 "$dynafold" dump "${common[@]}" --table portfolios-demo-mysql >"$work/mysql.items"

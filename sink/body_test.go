@@ -92,7 +92,8 @@ func TestWriterSendsBodyThroughSDK(t *testing.T) {
 	res := &countingResults{}
 	require.NoError(t, w.Write(context.Background(), batch, res))
 	require.Equal(t, 2, res.acked)
-	require.Equal(t, string(batchBody("t", batch)), string(rec.Body()))
+	// Item 1 has no body and is encoded from a map: compare up to key order.
+	requireSameJSON(t, batchBody("t", batch), rec.Body())
 	require.Contains(t, string(rec.Body()), "from-body")
 	h := rec.Header()
 	require.Equal(t, "DynamoDB_20120810.BatchWriteItem", h.Get("X-Amz-Target"))

@@ -50,6 +50,12 @@ func classify(err error) errClass {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return classCanceled
 	}
+	// The endpoint was waited for already (ReachGuard): retrying the
+	// batch would only wait again.
+	var ue *UnreachableError
+	if errors.As(err, &ue) {
+		return classFatal
+	}
 	var ptee *types.ProvisionedThroughputExceededException
 	var thr *types.ThrottlingException
 	var rle *types.RequestLimitExceeded

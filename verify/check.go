@@ -9,18 +9,12 @@ import (
 
 	"github.com/dynafold/dynafold/mapping"
 	"github.com/dynafold/dynafold/pipeline"
-	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/value"
 )
 
 // recordChunk is how many key records a reader gathers before handing
 // them to a sorter, so that the sorter's lock is taken rarely.
 const recordChunk = 1024
-
-type shardTask struct {
-	ent int
-	r   source.Range
-}
 
 // lookupItem is an expected item on its way to BatchGetItem.
 type lookupItem struct {
@@ -32,41 +26,19 @@ type lookupItem struct {
 // for the sweep and, unless pruning, looks the sampled rows' items up in
 // the target and classifies them.
 func (c *comparer) check(ctx context.Context) error {
-	var tasks []shardTask
-	for i, ep := range c.reads {
-		shards, err := c.in.Snapshot.Shards(ctx, ep.Query, c.opts.ShardsPerEntity)
-		if err != nil {
-			return fmt.Errorf("splitting entity %s into shards: %w", ep.Name, err)
-		}
-		for _, r := range shards {
-			tasks = append(tasks, shardTask{ent: i, r: r})
-		}
+	next, err := pipeline.SplitShards(ctx, c.in.Snapshot, c.reads, c.opts.ShardsPerEntity)
+	if err != nil {
+		return err
 	}
-	queue := make(chan shardTask, len(tasks))
-	for _, t := range tasks {
-		queue <- t
-	}
-	close(queue)
-
 	// Two batches per lookup worker: enough that a worker never waits for
 	// the readers while another batch is being built.
 	batches := make(chan []lookupItem, 2*c.opts.Lookups)
 	g, gctx := errgroup.WithContext(ctx)
-	readers, rctx := errgroup.WithContext(gctx)
-	for range c.opts.Readers {
-		readers.Go(func() error {
-			r := &reader{c: c, out: batches, seen: map[string]bool{}}
-			for t := range queue {
-				if err := r.read(rctx, t); err != nil {
-					return err
-				}
-			}
-			return r.flush(rctx)
-		})
-	}
 	g.Go(func() error {
 		defer close(batches)
-		return readers.Wait()
+		return pipeline.ReadShards(gctx, c.opts.Readers, next, func() pipeline.ShardReader[pipeline.ShardTask] {
+			return &reader{c: c, out: batches, seen: map[string]bool{}}
+		})
 	})
 	if c.opts.Mode != ModePrune {
 		for range c.opts.Lookups {
@@ -97,14 +69,15 @@ type reader struct {
 	touched [][]byte
 }
 
-func (r *reader) read(ctx context.Context, t shardTask) error {
-	ep := r.c.reads[t.ent]
+// ReadShard implements pipeline.ShardReader.
+func (r *reader) ReadShard(ctx context.Context, t pipeline.ShardTask) error {
+	ep := r.c.reads[t.Entity]
 	retry := pipeline.Retry{Backoff: r.c.opts.Backoff, Sleep: r.c.opts.Sleep,
 		OnRetry: func(attempt int, err error) {
 			r.c.opts.Logger.Warn("source connection lost; reading again after the last row", "entity", ep.Name, "attempt", attempt, "error", err)
 		}}
-	err := pipeline.ReadRetrying(ctx, r.c.in.Snapshot, ep, t.r, nil, r.c.opts.PageSize, retry, func(row value.Row, nested [][]value.Row) error {
-		return r.row(ctx, t.ent, ep, row, nested)
+	err := pipeline.ReadRetrying(ctx, r.c.in.Snapshot, ep, t.Range, nil, r.c.opts.PageSize, retry, func(row value.Row, nested [][]value.Row) error {
+		return r.row(ctx, t.Entity, ep, row, nested)
 	})
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("reading entity %s: %w", ep.Name, err)
@@ -207,6 +180,9 @@ func (r *reader) flushRecords() error {
 }
 
 // flush hands over what the reader still holds, after its last shard.
+// Finish implements pipeline.ShardReader: what the reader holds goes on.
+func (r *reader) Finish(ctx context.Context) error { return r.flush(ctx) }
+
 func (r *reader) flush(ctx context.Context) error {
 	if err := r.flushRecords(); err != nil {
 		return err

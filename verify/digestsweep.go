@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/dynafold/dynafold/mapping"
 )
 
 // digestSweep is the key sweep with remembered digests (see digest.go).
@@ -298,7 +300,7 @@ func (c *comparer) queryCollection(ctx context.Context, col *collection) error {
 	for {
 		out, err := c.in.Target.Query(ctx, in)
 		if err != nil {
-			return fmt.Errorf("querying collection %s=%s of table %s: %w", c.keys.pk.Name, reportKeyText(col.pk), c.table, err)
+			return fmt.Errorf("querying collection %s=%s of table %s: %w", c.keys.pk.Name, mapping.KeyText(col.pk), c.table, err)
 		}
 		c.read.Add(int64(len(out.Items)))
 		for _, item := range out.Items {

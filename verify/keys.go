@@ -1,9 +1,7 @@
 package verify
 
 import (
-	"encoding/base64"
 	"encoding/binary"
-	"fmt"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -50,6 +48,9 @@ func (k keySchema) text(item map[string]types.AttributeValue) (string, bool) {
 	return pk + "\x00" + sk, ok
 }
 
+// keyText is a key attribute's part of the item's identity (as
+// mapping.Item.Key holds it: binary raw, numbers canonical), not text for
+// people, which is mapping.KeyText.
 func keyText(av types.AttributeValue) (string, bool) {
 	switch v := av.(type) {
 	case *types.AttributeValueMemberS:
@@ -202,26 +203,12 @@ type Key struct {
 
 // reportKey returns the item's key for a report.
 func (k keySchema) reportKey(item map[string]types.AttributeValue) Key {
-	out := Key{PK: reportKeyText(item[k.pk.Name])}
+	out := Key{PK: mapping.KeyText(item[k.pk.Name])}
 	if k.sk != nil {
-		s := reportKeyText(item[k.sk.Name])
+		s := mapping.KeyText(item[k.sk.Name])
 		out.SK = &s
 	}
 	return out
-}
-
-func reportKeyText(av types.AttributeValue) string {
-	switch v := av.(type) {
-	case *types.AttributeValueMemberS:
-		return v.Value
-	case *types.AttributeValueMemberN:
-		return v.Value
-	case *types.AttributeValueMemberB:
-		return base64.StdEncoding.EncodeToString(v.Value)
-	case nil:
-		return ""
-	}
-	return fmt.Sprint(av)
 }
 
 // less orders report keys for stable example lists: by partition key,

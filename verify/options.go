@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynafold/dynafold/pipeline"
 	"github.com/dynafold/dynafold/sink"
 )
 
@@ -49,7 +50,7 @@ type Options struct {
 	Examples int
 	// Readers is how many shards are read at once (default 4);
 	// ShardsPerEntity how many key ranges an entity is split into (default
-	// 2×Readers); PageSize the rows per keyset page (default 2000).
+	// 2×Readers); PageSize the rows per keyset page (default pipeline.DefaultPageSize).
 	Readers         int
 	ShardsPerEntity int
 	PageSize        int
@@ -95,7 +96,6 @@ type Options struct {
 const (
 	defaultExamples   = 10
 	defaultReaders    = 4
-	defaultPageSize   = 2000
 	defaultLookups    = 8
 	defaultSpillBytes = 64 << 20
 )
@@ -120,7 +120,7 @@ func (o *Options) defaults() {
 		o.ShardsPerEntity = 2 * o.Readers
 	}
 	if o.PageSize <= 0 {
-		o.PageSize = defaultPageSize
+		o.PageSize = pipeline.DefaultPageSize
 	}
 	if o.Lookups <= 0 {
 		o.Lookups = defaultLookups

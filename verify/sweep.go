@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/dynafold/dynafold/mapping"
 )
 
 // chunkKeys is how many expected sort keys of one collection travel to a
@@ -245,7 +247,7 @@ func (c *comparer) sweepCollection(ctx context.Context, col *collection) error {
 	for {
 		out, err := c.in.Target.Query(ctx, in)
 		if err != nil {
-			return fmt.Errorf("querying collection %s=%s of table %s: %w", c.keys.pk.Name, reportKeyText(col.pk), c.table, err)
+			return fmt.Errorf("querying collection %s=%s of table %s: %w", c.keys.pk.Name, mapping.KeyText(col.pk), c.table, err)
 		}
 		for _, item := range out.Items {
 			var ok bool

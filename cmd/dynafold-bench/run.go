@@ -266,7 +266,8 @@ func noopRuns(ctx context.Context, o options, work, dynafold, config string, res
 }
 
 func createTable(ctx context.Context, dynafold, config, endpoint, table string) error {
-	_, err := runMeasured(ctx, nil, dynafold, "table", "create", "--config", config, "--endpoint", endpoint, "--table", table)
+	// --no-source: the runs read a source of their own, not the mapping's.
+	_, err := runMeasured(ctx, nil, dynafold, "table", "create", "--no-source", "--config", config, "--endpoint", endpoint, "--table", table)
 	return err
 }
 

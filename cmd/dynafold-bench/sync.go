@@ -199,7 +199,7 @@ func (r *syncRun) flags() []string {
 
 // prepare creates the table and runs the initial load.
 func (r *syncRun) prepare(ctx context.Context) error {
-	if _, err := runMeasured(ctx, nil, r.dynafold, "table", "create", "--config", r.config, "--endpoint", r.endpoint, "--table", r.table); err != nil {
+	if _, err := runMeasured(ctx, nil, r.dynafold, "table", "create", "--source-dsn", r.dsn, "--config", r.config, "--endpoint", r.endpoint, "--table", r.table); err != nil {
 		return err
 	}
 	_, err := runMeasured(ctx, nil, r.dynafold, append([]string{"sync", "--until-caught-up", "--progress", "none"}, r.flags()...)...)

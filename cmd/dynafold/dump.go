@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -63,11 +65,10 @@ func (a *app) dump(cmd *cobra.Command) (int, error) {
 	}
 	t := l.static.Table
 	sort.SliceStable(items, func(i, j int) bool {
-		pi, pj := keyText(items[i][t.PK.Name]), keyText(items[j][t.PK.Name])
-		if pi != pj || t.SK == nil {
-			return pi < pj
+		if c := compareKeys(items[i][t.PK.Name], items[j][t.PK.Name]); c != 0 || t.SK == nil {
+			return c < 0
 		}
-		return keyText(items[i][t.SK.Name]) < keyText(items[j][t.SK.Name])
+		return compareKeys(items[i][t.SK.Name], items[j][t.SK.Name]) < 0
 	})
 	if limit > 0 && len(items) > limit {
 		items = items[:limit]
@@ -82,15 +83,14 @@ func (a *app) dump(cmd *cobra.Command) (int, error) {
 	return len(items), nil
 }
 
-// keyText orders key values for display: strings and numbers by their text.
-func keyText(av types.AttributeValue) string {
-	switch v := av.(type) {
-	case *types.AttributeValueMemberS:
-		return v.Value
-	case *types.AttributeValueMemberN:
-		return v.Value
-	case *types.AttributeValueMemberB:
-		return string(v.Value)
+// compareKeys orders key values for display: strings and numbers by
+// their text, binary by its bytes (as DynamoDB orders it; its base64 text
+// would not).
+func compareKeys(a, b types.AttributeValue) int {
+	ab, aok := a.(*types.AttributeValueMemberB)
+	bb, bok := b.(*types.AttributeValueMemberB)
+	if aok && bok {
+		return bytes.Compare(ab.Value, bb.Value)
 	}
-	return ""
+	return strings.Compare(mapping.KeyText(a), mapping.KeyText(b))
 }

@@ -165,8 +165,12 @@ entities:
 			table := testenv.NewTableName(t)
 			testenv.DeleteTableOnCleanup(t, client, table)
 			flags := []string{"--config", cfg, "--source-dsn", dsn, "--endpoint", testenv.DynamoEndpoint(t), "--table", table}
-			require.Equal(t, 0, clitest.Run(t, "", nil, append([]string{"table", "create"}, flags...)...).Code)
-			r := clitest.Run(t, "", nil, append([]string{"migrate", "--progress", "none"}, flags...)...)
+			// table create checks the mapping against the source as plan does.
+			r := clitest.Run(t, "", nil, append([]string{"table", "create"}, flags...)...)
+			require.Equal(t, exitUsage, r.Code, r.Output())
+			require.Contains(t, r.Stderr, "(key.incomplete)")
+			require.Equal(t, 0, clitest.Run(t, "", nil, append([]string{"table", "create", "--no-source"}, flags...)...).Code)
+			r = clitest.Run(t, "", nil, append([]string{"migrate", "--progress", "none"}, flags...)...)
 			require.Equal(t, exitUsage, r.Code, r.Output())
 			require.Contains(t, r.Stderr, "(key.incomplete)")
 

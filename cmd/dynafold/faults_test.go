@@ -39,7 +39,7 @@ func TestMigrateThroughInjectedFaultsLosesNothing(t *testing.T) {
 			endpoint := testenv.DynamoEndpoint(t)
 			config := clitest.RepoPath("configs/portfolios.yaml")
 
-			r := clitest.Run(t, "", nil, "table", "create", "--config", config, "--endpoint", endpoint, "--table", table)
+			r := clitest.Run(t, "", nil, "table", "create", "--config", config, "--source-dsn", dsn, "--endpoint", endpoint, "--table", table)
 			require.Equal(t, 0, r.Code, r.Output())
 
 			proxy, err := faultproxy.New(endpoint, faultproxy.Config{

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -51,8 +52,8 @@ INSERT INTO shops VALUES (1, 'eu', 'a'), (2, 'eu', NULL), (3, NULL, 'b'), (4, NU
 				}
 			}
 			require.Equal(t, []planFinding{
-				{"warning", "data.partial_index_key", "entities.shop.index.ByCode", "2 items have only half of index ByCode's key (Region, CodeSK), e.g. row id=2: they are not in the index, and the half they have is left off them unless the table's key or another index needs it"},
-				{"warning", "data.partial_index_key", "entities.shop.index.ByRegion", "2 items have only half of index ByRegion's key (RegionPK, RegionSK), e.g. row id=2: they are not in the index, and the half they have is left off them unless the table's key or another index needs it"},
+				{"warning", "data.partial_index_key", "entities.shop.index.ByCode", "2 items have only half of index ByCode's key (Region, CodeSK), e.g. row id=2: they are not in the index, and the half they have is left off them unless the table's key or another index needs it (half_key: keep keeps it)"},
+				{"warning", "data.partial_index_key", "entities.shop.index.ByRegion", "2 items have only half of index ByRegion's key (RegionPK, RegionSK), e.g. row id=2: they are not in the index, and the half they have is left off them unless the table's key or another index needs it (half_key: keep keeps it)"},
 			}, partial)
 			for _, ix := range rep.Indexes {
 				require.EqualValues(t, 2, ix.PartialKeyItems, ix.Index)
@@ -75,4 +76,65 @@ INSERT INTO shops VALUES (1, 'eu', 'a'), (2, 'eu', NULL), (3, NULL, 'b'), (4, NU
 			}, testenv.ScanItems(t, client, table))
 		})
 	}
+}
+
+// half_key: keep on an index keeps the half an item has (for readers that
+// use it); plan says so, and the other index still drops its half.
+func TestHalfIndexKeyKept(t *testing.T) {
+	const body = `
+version: 1
+source: {driver: postgres}
+target:
+  table: shops
+  key: {pk: PK, sk: SK}
+  indexes:
+    ByRegion: {type: global, pk: RegionPK, sk: RegionSK, half_key: keep}
+    ByCode: {type: global, pk: Region, sk: CodeSK}
+entities:
+  shop:
+    from: shops
+    key: {pk: "SHOP#${id}", sk: "SHOP"}
+    index:
+      ByRegion: {pk: "R#${region}", sk: "C#${code}"}
+      ByCode: {sk: "${code}"}
+    attributes:
+      Region: region
+`
+	d := testenv.Drivers()[0]
+	dsn := d.NewDB(t)
+	testenv.ExecSQL(t, d.Name, dsn, `
+CREATE TABLE shops (id integer PRIMARY KEY, region varchar(10), code varchar(10));
+INSERT INTO shops VALUES (1, 'eu', 'a'), (2, 'eu', NULL), (3, NULL, 'b'), (4, NULL, NULL);`)
+	cfg := writeMapping(t, body)
+
+	r, rep := runPlan(t, "--config", cfg, "--source-dsn", dsn, "--no-target")
+	require.Equal(t, 0, r.Code, r.Output())
+	var msgs []string
+	for _, f := range findingsOf(rep) {
+		if f.Check == "data.partial_index_key" && f.Path == "entities.shop.index.ByRegion" {
+			msgs = append(msgs, f.Message)
+		}
+	}
+	require.Equal(t, []string{"2 items have only half of index ByRegion's key (RegionPK, RegionSK), e.g. row id=2: they are not in the index, and the half they have is kept (half_key: keep)"}, msgs)
+
+	client := testenv.DynamoClient(t)
+	table := testenv.NewTableName(t)
+	testenv.DeleteTableOnCleanup(t, client, table)
+	flags := []string{"--config", cfg, "--source-dsn", dsn, "--endpoint", testenv.DynamoEndpoint(t), "--table", table}
+	r = clitest.Run(t, "", nil, append([]string{"table", "create"}, flags...)...)
+	require.Equal(t, 0, r.Code, r.Output())
+	r = clitest.Run(t, "", nil, append([]string{"migrate", "--progress", "none"}, flags...)...)
+	require.Equal(t, 0, r.Code, r.Output())
+	require.Equal(t, []string{
+		`{"CodeSK":"a","PK":"SHOP#1","Region":"eu","RegionPK":"R#eu","RegionSK":"C#a","SK":"SHOP"}`,
+		`{"PK":"SHOP#2","Region":"eu","RegionPK":"R#eu","SK":"SHOP"}`, // ByRegion's half kept
+		`{"PK":"SHOP#3","RegionSK":"C#b","SK":"SHOP"}`,                // kept; ByCode's CodeSK left off
+		`{"PK":"SHOP#4","SK":"SHOP"}`,
+	}, testenv.ScanItems(t, client, table))
+
+	// A value other than drop or keep is a mapping error.
+	bad := writeMapping(t, strings.Replace(body, "half_key: keep", "half_key: maybe", 1))
+	r = clitest.Run(t, "", nil, append([]string{"table", "create", "--config", bad}, flags[2:]...)...)
+	require.Equal(t, exitUsage, r.Code, r.Output())
+	require.Contains(t, r.Stderr, `target.indexes.ByRegion.half_key: unknown half_key "maybe" (drop or keep)`)
 }

@@ -65,6 +65,10 @@ func (a *app) runIncrementalPreview(cmd *cobra.Command, command string) (err err
 		return err
 	}
 	defer src.Close()
+	// A preview of migrate stops where migrate would.
+	if err := a.lintGate(l, plan); err != nil {
+		return err
+	}
 	dsn, _ := l.dsn()
 	rep.Source = dsn.Identity()
 	fingerprint := plan.Fingerprint(dsn.Identity())

@@ -13,6 +13,7 @@ import (
 	"github.com/dynafold/dynafold/pipeline"
 	"github.com/dynafold/dynafold/sink"
 	"github.com/dynafold/dynafold/source"
+	"github.com/dynafold/dynafold/source/drivers"
 	"github.com/dynafold/dynafold/verify"
 )
 
@@ -30,7 +31,7 @@ it stopped when run again with the same mapping (--restart starts over).`,
 	f := cmd.Flags()
 	f.Int("concurrency", 4, "shards read at once")
 	f.Int("writers", 8, "BatchWriteItem requests in flight")
-	f.Int("page-size", 2000, "rows per keyset page")
+	f.Int("page-size", pipeline.DefaultPageSize, "rows per keyset page")
 	f.Float64("max-wcu", 0, "cap on write capacity units per second (default: the table's provisioned capacity, or adaptive)")
 	f.String("checkpoint", "", "checkpoint file (default .dynafold/<table>.checkpoint.json)")
 	f.Bool("restart", false, "discard an existing checkpoint and start over")
@@ -159,6 +160,7 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 		MaxRejects: maxRejects, MaxRejectsSet: maxRejects >= 0, RejectFile: rejectPath,
 		Grace: a.v.GetDuration("grace"), Stop: a.stop, ExactCounts: a.v.GetBool("exact-counts"),
 		Progress: progress, Logger: a.log,
+		Reach: drivers.NewReach(dsn, drivers.OpenOptions{Attempts: a.v.GetInt("source-attempts"), Logger: a.log}),
 		OnStart: func(si pipeline.StartInfo) {
 			if fs, ok := store.(*checkpoint.FileStore); ok {
 				a.announceStart(fs, fs.Path(), si)

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/pipeline"
 	"github.com/dynafold/dynafold/plan"
 	"github.com/dynafold/dynafold/sink"
 	"github.com/dynafold/dynafold/source"
@@ -43,7 +44,7 @@ collection over 10 GB with a local index, duplicate keys).`,
 	f.Float64("max-wcu", 0, "write rate the migration will use, for the duration estimate (default: the table's provisioned capacity, else an on-demand assumption)")
 	f.Float64("write-price", plan.DefaultWritePrice, "on-demand price in USD per million write request units (default: us-east-1)")
 	f.Int("concurrency", 4, "shards read at once")
-	f.Int("page-size", 2000, "rows per keyset page")
+	f.Int("page-size", pipeline.DefaultPageSize, "rows per keyset page")
 	f.Int("top", 5, "how many largest items, collections and hot keys to list")
 	f.Int("max-keys", 1_000_000, "distinct partition-key values counted exactly per key space; beyond, heavy hitters are tracked with a stated error bound")
 	f.Int("max-dup-keys", 4_000_000, "item keys kept (as 64-bit hashes, about 20 bytes each) for exact duplicate detection")

@@ -111,7 +111,7 @@ func TestHonestProgress(t *testing.T) {
 	testenv.DeleteTableOnCleanup(t, client, table)
 	endpoint := testenv.DynamoEndpoint(t)
 	config := clitest.RepoPath("configs/portfolios.yaml")
-	r := clitest.Run(t, "", nil, "table", "create", "--config", config, "--endpoint", endpoint, "--table", table)
+	r := clitest.Run(t, "", nil, "table", "create", "--config", config, "--source-dsn", dsn, "--endpoint", endpoint, "--table", table)
 	require.Equal(t, 0, r.Code, r.Output())
 	dir := t.TempDir()
 	ckpt := filepath.Join(dir, "run.checkpoint.json")

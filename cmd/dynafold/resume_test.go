@@ -106,7 +106,7 @@ func TestInterruptThenChangedMappingIsRefused(t *testing.T) {
 	common := []string{"--source-dsn", dsn, "--endpoint", testenv.DynamoEndpoint(t), "--table", tg.table, "--progress", "json"}
 	config := clitest.RepoPath("configs/portfolios.yaml")
 	dir := t.TempDir()
-	r := clitest.Run(t, dir, nil, "table", "create", "--config", config, "--endpoint", testenv.DynamoEndpoint(t), "--table", tg.table)
+	r := clitest.Run(t, dir, nil, "table", "create", "--config", config, "--source-dsn", dsn, "--endpoint", testenv.DynamoEndpoint(t), "--table", tg.table)
 	require.Equal(t, 0, r.Code, r.Output())
 	r = clitest.Run(t, dir, nil, "table", "create", "--config", config, "--progress", "json")
 	require.Equal(t, exitUsage, r.Code, "an unknown flag is invalid usage")

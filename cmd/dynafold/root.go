@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/pipeline"
 	"github.com/dynafold/dynafold/sink"
 	"github.com/dynafold/dynafold/source/drivers"
 )
@@ -84,13 +85,21 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 func plainMessage(err error) string {
 	var ue *sink.UnreachableError
 	var ce *drivers.ConnectError
+	var msg string
 	switch {
 	case errors.As(err, &ue):
-		return ue.Error()
+		msg = ue.Error()
 	case errors.As(err, &ce):
-		return ce.Error()
+		msg = ce.Error()
+	default:
+		return err.Error()
 	}
-	return err.Error()
+	// Mid-run, what was done is kept: say so.
+	var resumable *pipeline.ResumableError
+	if errors.As(err, &resumable) {
+		msg += "; checkpoint saved, run again to resume"
+	}
+	return msg
 }
 
 // errReported wraps an error whose message was already printed.

@@ -28,6 +28,9 @@ type loaded struct {
 	static *mapping.Plan
 	// schema is the source schema connect compiled the full plan against.
 	schema *mapping.Schema
+	// schemaOnly: the command checks the mapping against the schema but
+	// reads no row (table create), so an unbound ${var.NAME} may pass.
+	schemaOnly bool
 }
 
 // load reads the mapping file named by --config and applies --table,
@@ -144,7 +147,7 @@ func (a *app) connect(ctx context.Context, l *loaded, maxConns int) (source.Sour
 		src.Close()
 		return nil, nil, fmt.Errorf("%s:\n%w", l.path, qerrs)
 	}
-	plan, err := mapping.Compile(l.cfg, schema, mapping.Options{Vars: l.vars})
+	plan, err := mapping.Compile(l.cfg, schema, mapping.Options{Vars: l.vars, UnboundVars: l.schemaOnly})
 	if err != nil {
 		src.Close()
 		return nil, nil, fmt.Errorf("%s:\n%w", l.path, err)
@@ -233,12 +236,16 @@ func mappingLoadError(path string, err error) error {
 
 // lintGate stops a command that writes on the mapping errors plan reports
 // (exit 2 in both), unless the mapping acknowledges them in lint.ignore:
-// plan and migrate agree on what stops a run.
+// plan and migrate agree on what stops a run. An acknowledged finding is
+// said once on stderr, so that what was waived stays visible.
 func (a *app) lintGate(l *loaded, p *mapping.Plan) error {
 	var errs []string
 	for _, f := range plan.Lint(p, l.schema, nil) {
-		if f.Severity == plan.Error {
+		switch {
+		case f.Severity == plan.Error:
 			errs = append(errs, fmt.Sprintf("%s: %s (%s)", f.Path, f.Message, f.Check))
+		case f.Acknowledged:
+			fmt.Fprintf(a.console, "dynafold: acknowledged %s %s: %s: %s\n", f.Was, f.Check, f.Path, f.Message)
 		}
 	}
 	if len(errs) == 0 {
@@ -264,5 +271,7 @@ func (a *app) tableWriter(ctx context.Context, l *loaded, plan *mapping.Plan, wr
 	if maxWCU <= 0 && state.ProvisionedWrite > 0 {
 		maxWCU = float64(state.ProvisionedWrite)
 	}
-	return client, sink.NewDynamoWriter(client, plan.Table, sink.WriterOptions{Rate: sink.NewAdaptiveRate(maxWCU)}), nil
+	// The guard makes an endpoint that goes away mid-run one wait, with
+	// one warning per retry, rather than every writer's own.
+	return client, sink.NewDynamoWriter(sink.NewReachGuard(client), plan.Table, sink.WriterOptions{Rate: sink.NewAdaptiveRate(maxWCU)}), nil
 }

@@ -279,7 +279,9 @@ entities:
     attributes: {Name: name}
 `, d.Name, table, query))
 					flags := []string{"--config", config, "--source-dsn", dsn, "--endpoint", testenv.DynamoEndpoint(t)}
-					r := clitest.Run(t, dir, nil, append([]string{"table", "create"}, flags...)...)
+					// Without the source: table create would describe the query
+					// (refused read-only on MySQL); migrate is what is tested.
+					r := clitest.Run(t, dir, nil, append([]string{"table", "create", "--no-source"}, flags...)...)
 					require.Equal(t, 0, r.Code, r.Output())
 					r = clitest.Run(t, dir, nil, append([]string{"migrate", "--progress", "none"}, flags...)...)
 					require.NotEqual(t, 0, r.Code, r.Output())

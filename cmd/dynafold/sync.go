@@ -50,7 +50,7 @@ on_error: fail) · 2 invalid usage, mapping or a missing prerequisite ·
 	f := cmd.Flags()
 	f.Int("concurrency", 4, "initial load: shards read at once")
 	f.Int("writers", 8, "BatchWriteItem requests in flight")
-	f.Int("page-size", 2000, "initial load: rows per keyset page")
+	f.Int("page-size", pipeline.DefaultPageSize, "initial load: rows per keyset page")
 	f.Float64("max-wcu", 0, "cap on write capacity units per second (default: the table's provisioned capacity, or adaptive)")
 	f.String("checkpoint", "", "sync checkpoint (default .dynafold/<table>.sync.json; the row index and load checkpoint sit beside it)")
 	f.String("slot", "", "replication slot and publication name (default dynafold_<table>)")

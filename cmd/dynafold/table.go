@@ -22,7 +22,13 @@ func (a *app) tableCommand() *cobra.Command {
 		Long: `Creates the table the mapping describes (key schema, global and local
 secondary indexes, billing mode, TTL) and waits until it is ACTIVE. When the
 table exists with the same keys and indexes it says so and succeeds; when it
-differs it fails and lists every difference.`,
+differs it fails and lists every difference.
+
+Before it creates anything it checks the whole mapping as plan does, against
+the source's tables when a source DSN is set (mapping, --source-dsn or
+DYNAFOLD_SOURCE_DSN): a mapping error plan reports (exit 2) is refused, and a
+finding acknowledged in lint.ignore is said on stderr. --no-source skips the
+source (then only what needs no source is checked).`,
 		Args:        cobra.NoArgs,
 		Annotations: map[string]string{outputsAnnotation: "text,json"},
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -31,6 +37,7 @@ differs it fails and lists every difference.`,
 		},
 	}
 	create.Flags().Duration("wait", 5*time.Minute, "how long to wait for the table to become ACTIVE")
+	create.Flags().Bool("no-source", false, "do not connect to the source: check the mapping only as far as it can be without the source's tables")
 	table.AddCommand(create, a.tableImportCommand())
 	return table
 }
@@ -40,9 +47,24 @@ func (a *app) createTable(cmd *cobra.Command, rep *report) error {
 	if err != nil {
 		return err
 	}
-	// The whole mapping, as far as it can be checked without the source:
-	// what plan would refuse (exit 2) is refused before anything exists.
-	if err := a.lintGate(l, l.static); err != nil {
+	// The whole mapping, against the source's tables when there is a
+	// source to read: what plan would refuse (exit 2) is refused before
+	// anything exists.
+	checked := l.static
+	switch {
+	case a.v.GetBool("no-source"):
+	case l.cfg.Source.DSN == "":
+		fmt.Fprintln(a.console, "dynafold: no source DSN: the mapping is checked only as far as it can be without the source's tables (give --source-dsn, or --no-source to say so)")
+	default:
+		l.schemaOnly = true // variables bind row filters; no row is read
+		src, full, err := a.connect(cmd.Context(), l, 2)
+		if err != nil {
+			return err
+		}
+		src.Close()
+		checked = full
+	}
+	if err := a.lintGate(l, checked); err != nil {
 		return err
 	}
 	rep.Table = l.static.Table.Name

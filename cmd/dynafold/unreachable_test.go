@@ -28,7 +28,7 @@ func TestUnreachableDynamoDB(t *testing.T) {
 	dsn := d.NewDB(t)
 	testenv.LoadSQL(t, d.Name, dsn, clitest.RepoPath("testdata/portfolios/"+d.Name+".sql"))
 	for _, args := range [][]string{
-		{"table", "create", "--config", config, "--endpoint", endpoint},
+		{"table", "create", "--no-source", "--config", config, "--endpoint", endpoint},
 		{"migrate", "--progress", "none", "--config", config, "--endpoint", endpoint, "--source-dsn", dsn},
 	} {
 		t.Run(args[0], func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/dynafold/dynafold/pipeline"
 	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/verify"
 )
@@ -47,7 +48,7 @@ usage or mapping.`,
 // migrate (which declares its own).
 func addReadFlags(f *pflag.FlagSet) {
 	f.Int("concurrency", 4, "shards read at once")
-	f.Int("page-size", 2000, "rows per keyset page")
+	f.Int("page-size", pipeline.DefaultPageSize, "rows per keyset page")
 }
 
 // addCompareFlags adds the comparer's flags: to verify and diff, and to
@@ -122,6 +123,12 @@ func (a *app) runCompare(cmd *cobra.Command, mode verify.Mode, command string) (
 		return err
 	}
 	defer src.Close()
+	if mode == verify.ModeDiff {
+		// A preview of migrate stops where migrate would.
+		if err := a.lintGate(l, plan); err != nil {
+			return err
+		}
+	}
 	dsn, _ := l.dsn()
 	rep.Source = dsn.Identity()
 	rep.Fingerprint = plan.Fingerprint(dsn.Identity())

@@ -19,6 +19,15 @@ func Is(err error) bool {
 	return errors.As(err, &op) || errors.As(err, &dns) || (errors.As(err, &ue) && ue.Timeout())
 }
 
+// Dial reports whether err is a failure to open a connection at all
+// (refused, no route, timed out while connecting), as opposed to a
+// connection that broke: the server is not there to be read again.
+func Dial(err error) bool {
+	var op *net.OpError
+	var dns *net.DNSError
+	return (errors.As(err, &op) && op.Op == "dial") || errors.As(err, &dns)
+}
+
 // Cause is the plain reason of a connection failure: "connection
 // refused", "no such host db.example", "timed out", without the layers of
 // wrapping around it.

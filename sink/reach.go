@@ -1,0 +1,88 @@
+package sink
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/dynafold/dynafold/internal/connerr"
+)
+
+// ReachGuard stands between the writers and BatchWriteItem, which the
+// SDK does not retry (the writer does, to count throttling). When the
+// endpoint stops accepting connections in the middle of a run (a request
+// fails to connect at all; a connection that breaks is the writer's to
+// retry and count), every writer would
+// otherwise retry on its own: eight warnings per round, and a final error
+// that says "giving up after 12 attempts" in the SDK's words. Instead one
+// request at a time waits for the endpoint, with the client's retryer
+// (AWS_MAX_ATTEMPTS, the same backoff and the same warning per retry as
+// any other request), while the others wait behind it; when it gives up
+// every writer fails with the same *UnreachableError.
+type ReachGuard struct {
+	api      BatchWriteAPI
+	retryer  aws.Retryer
+	endpoint string
+	sleep    func(context.Context, time.Duration) error
+
+	mu        sync.Mutex
+	recovered time.Time // when a waiting request last got through
+	down      error     // set once the endpoint was given up on
+}
+
+// NewReachGuard guards client's BatchWriteItem with the client's own
+// retryer (see NewClient).
+func NewReachGuard(client *dynamodb.Client) *ReachGuard {
+	o := client.Options()
+	endpoint := "the AWS endpoint"
+	if o.BaseEndpoint != nil {
+		endpoint = *o.BaseEndpoint
+	}
+	r := o.Retryer
+	if r == nil {
+		r = retry.NewStandard()
+	}
+	return &ReachGuard{api: client, retryer: r, endpoint: endpoint, sleep: Sleep}
+}
+
+// BatchWriteItem implements BatchWriteAPI.
+func (g *ReachGuard) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	out, err := g.api.BatchWriteItem(ctx, in, optFns...)
+	if err == nil || ctx.Err() != nil || !connerr.Dial(err) {
+		return out, err
+	}
+	failed := time.Now()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case g.down != nil:
+		return nil, g.down
+	case g.recovered.After(failed):
+		// Another request waited the outage out meanwhile: try again now.
+		return g.api.BatchWriteItem(ctx, in, optFns...)
+	}
+	max := g.retryer.MaxAttempts()
+	for attempt := 1; ; attempt++ {
+		if attempt >= max {
+			g.down = &UnreachableError{Service: "DynamoDB", Endpoint: g.endpoint, Attempts: attempt, Elapsed: time.Since(failed), Err: err}
+			return nil, g.down
+		}
+		// The retryer's RetryDelay logs the retry (see loggingRetryer).
+		d, derr := g.retryer.RetryDelay(attempt, err)
+		if derr != nil {
+			return nil, err
+		}
+		if serr := g.sleep(ctx, d); serr != nil {
+			return nil, serr
+		}
+		out, err = g.api.BatchWriteItem(ctx, in, optFns...)
+		if err == nil || ctx.Err() != nil || !connerr.Dial(err) {
+			g.recovered = time.Now()
+			return out, err
+		}
+	}
+}
