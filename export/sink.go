@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync"
@@ -57,6 +58,9 @@ type Options struct {
 	// Prefix starts every file name (the run id), so that runs never
 	// collide.
 	Prefix string
+	// ShuffleBytes is the block of lines shuffled before they go into the
+	// file (default 4 MiB): see openFile.pending.
+	ShuffleBytes int
 }
 
 // Sink writes items into files of Destination.
@@ -104,8 +108,16 @@ type openFile struct {
 	bytes int64
 	items []*mapping.Item
 	res   []sink.Results
-	line  []byte
-	done  chan struct{}
+	// pending holds encoded lines (ends: where each stops) until a block
+	// is full; the block goes into the file in random order. Items arrive
+	// in the order the shards are read, interleaved only over the
+	// pipeline's window, and ImportTable loads a file from start to end:
+	// AWS's guidance is to randomize sorted input so that consecutive
+	// writes do not roll through the key space together.
+	pending []byte
+	ends    []int
+	rng     *rand.Rand
+	done    chan struct{}
 	err   error
 }
 
@@ -122,6 +134,9 @@ func New(dest Destination, saved *State, o Options) *Sink {
 	}
 	if o.FileBytes <= 0 {
 		o.FileBytes = 256 << 20
+	}
+	if o.ShuffleBytes <= 0 {
+		o.ShuffleBytes = 4 << 20
 	}
 	s := &Sink{dest: dest, opts: o, skip: map[string]bool{}, committing: map[*openFile]struct{}{}}
 	for range o.Lanes {
@@ -162,18 +177,22 @@ func (s *Sink) Write(ctx context.Context, batch []*mapping.Item, res sink.Result
 	}
 	f := ln.f
 	for _, it := range batch {
-		f.line = AppendItemLine(f.line[:0], it)
-		if _, err := f.gz.Write(f.line); err != nil {
-			ln.mu.Unlock()
-			return fmt.Errorf("writing %s: %w", f.path, err)
-		}
-		f.bytes += int64(len(f.line))
+		start := len(f.pending)
+		f.pending = AppendItemLine(f.pending, it)
+		f.ends = append(f.ends, len(f.pending))
+		f.bytes += int64(len(f.pending) - start)
 		// Encoded: the attributes are not needed again (the pipeline
 		// reads only Key, Origin and the split fields after Write), and
 		// dropping them is what lets many rows wait for their file.
 		it.Attrs, it.Body = nil, nil
 		f.items = append(f.items, it)
 		f.res = append(f.res, res)
+	}
+	if len(f.pending) >= s.opts.ShuffleBytes {
+		if err := f.drain(); err != nil {
+			ln.mu.Unlock()
+			return err
+		}
 	}
 	var full *openFile
 	if f.bytes >= s.opts.FileBytes {
@@ -220,10 +239,31 @@ func (s *Sink) open() (*openFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating %s: %w", path, err)
 	}
-	f := &openFile{name: name, path: path, fh: fh, sum: sha256.New(), done: make(chan struct{})}
+	f := &openFile{name: name, path: path, fh: fh, sum: sha256.New(), done: make(chan struct{}),
+		rng: rand.New(rand.NewPCG(rand.Uint64(), uint64(n)))}
 	f.buf = bufio.NewWriterSize(io.MultiWriter(fh, f.sum, &f.size), 256<<10)
 	f.gz, _ = gzip.NewWriterLevel(f.buf, gzip.BestSpeed)
 	return f, nil
+}
+
+// drain writes the pending lines into the gzip stream in a random order.
+func (f *openFile) drain() error {
+	order := make([]int, len(f.ends))
+	for i := range order {
+		order[i] = i
+	}
+	f.rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	for _, i := range order {
+		start := 0
+		if i > 0 {
+			start = f.ends[i-1]
+		}
+		if _, err := f.gz.Write(f.pending[start:f.ends[i]]); err != nil {
+			return fmt.Errorf("writing %s: %w", f.path, err)
+		}
+	}
+	f.pending, f.ends = f.pending[:0], f.ends[:0]
+	return nil
 }
 
 func (s *Sink) startCommit(f *openFile) {
@@ -247,6 +287,9 @@ func (s *Sink) commit(ctx context.Context, f *openFile) (err error) {
 			os.Remove(f.path)
 		}
 	}()
+	if err := f.drain(); err != nil {
+		return err
+	}
 	if err := f.gz.Close(); err != nil {
 		return err
 	}

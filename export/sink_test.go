@@ -1,8 +1,13 @@
 package export
 
 import (
+	"bufio"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -71,4 +76,43 @@ func TestUnsettledItemsAreNotWrittenTwice(t *testing.T) {
 	var later State
 	require.NoError(t, json.Unmarshal(state, &later))
 	require.Empty(t, later.Unsettled)
+}
+
+// Lines go into a file shuffled in blocks: every item once, but not in the
+// order they were written (2,000 items in key order would come out in
+// that order with probability 1/2000!).
+func TestLinesAreShuffledInBlocks(t *testing.T) {
+	root := t.TempDir()
+	d, err := NewDir(root)
+	require.NoError(t, err)
+	batch := sinktest.Batch("pk", 2000)
+	var want []string
+	for _, it := range batch {
+		want = append(want, it.Key)
+	}
+	s := New(d, nil, Options{Lanes: 1, Prefix: "a", ShuffleBytes: 16 << 10})
+	for i := 0; i < len(batch); i += 25 {
+		require.NoError(t, s.Write(context.Background(), batch[i:i+25], &acks{}))
+	}
+	require.NoError(t, s.Flush(context.Background()))
+	require.Len(t, s.Files(), 1)
+
+	f, err := os.Open(filepath.Join(root, DataDir, s.Files()[0].Name))
+	require.NoError(t, err)
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	require.NoError(t, err)
+	var got []string
+	sc := bufio.NewScanner(zr)
+	for sc.Scan() {
+		var line struct{ Item map[string]map[string]string }
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &line))
+		got = append(got, line.Item["PK"]["S"]+"\x00"+line.Item["SK"]["S"])
+	}
+	require.NoError(t, sc.Err())
+	require.ElementsMatch(t, want, got)
+	require.NotEqual(t, want, got, "lines are written in a shuffled order")
+	// Blocks of 16 KiB: the first items of the file all come from the
+	// first block, so the shuffle is local, not a sort.
+	require.Less(t, slices.Index(want, got[0]), len(want)/2)
 }
