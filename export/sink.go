@@ -118,7 +118,7 @@ type openFile struct {
 	ends    []int
 	rng     *rand.Rand
 	done    chan struct{}
-	err   error
+	err     error
 }
 
 type countWriter struct{ n int64 }
