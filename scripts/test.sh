@@ -47,4 +47,4 @@ if [ "$#" -eq 0 ]; then
 	# ./testdata/gen is named explicitly: go excludes testdata from ./... .
 	set -- ./... ./testdata/gen/
 fi
-go test -race -count=1 -timeout 30m "$@"
+go test -race -count=1 -timeout 75m "$@"
