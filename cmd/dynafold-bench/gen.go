@@ -38,7 +38,23 @@ func genCommand() *cobra.Command {
 // database of the same size is reused.
 func generate(ctx context.Context, serverDSN string, items int) (string, error) {
 	portfolios := items / itemsPerPortfolio
-	name := fmt.Sprintf("bench_%d", portfolios*itemsPerPortfolio)
+	return generateDatabase(ctx, serverDSN, fmt.Sprintf("bench_%d", portfolios*itemsPerPortfolio), portfolios, fmt.Sprintf(`
+CREATE TABLE portfolios (id integer PRIMARY KEY, name text NOT NULL);
+CREATE TABLE servers (id varchar(64) PRIMARY KEY, portfolio_id integer NOT NULL REFERENCES portfolios (id));
+CREATE TABLE databases (id varchar(64) PRIMARY KEY, server_id varchar(64) NOT NULL REFERENCES servers (id));
+INSERT INTO portfolios SELECT p, 'Portfolio ' || p FROM generate_series(1, %[1]d) p;
+INSERT INTO servers SELECT 'Srv' || p || 'n' || s, p FROM generate_series(1, %[1]d) p, generate_series(1, 3) s;
+INSERT INTO databases SELECT 'Db' || p || 'n' || s || 'd' || d, 'Srv' || p || 'n' || s
+  FROM generate_series(1, %[1]d) p, generate_series(1, 3) s, generate_series(1, 2) d;
+CREATE INDEX ON servers (portfolio_id);
+CREATE INDEX ON databases (server_id);
+ANALYZE;`, portfolios))
+}
+
+// generateDatabase (re)creates database name on the server of serverDSN by
+// running script in it, and returns its DSN. A database of that name that
+// already holds the given number of portfolios is reused as it is.
+func generateDatabase(ctx context.Context, serverDSN, name string, portfolios int, script string) (string, error) {
 	u, err := url.Parse(serverDSN)
 	if err != nil {
 		return "", err
@@ -71,17 +87,6 @@ func generate(ctx context.Context, serverDSN string, items int) (string, error) 
 	}
 	defer conn.Close(ctx)
 	start := time.Now()
-	script := fmt.Sprintf(`
-CREATE TABLE portfolios (id integer PRIMARY KEY, name text NOT NULL);
-CREATE TABLE servers (id varchar(64) PRIMARY KEY, portfolio_id integer NOT NULL REFERENCES portfolios (id));
-CREATE TABLE databases (id varchar(64) PRIMARY KEY, server_id varchar(64) NOT NULL REFERENCES servers (id));
-INSERT INTO portfolios SELECT p, 'Portfolio ' || p FROM generate_series(1, %[1]d) p;
-INSERT INTO servers SELECT 'Srv' || p || 'n' || s, p FROM generate_series(1, %[1]d) p, generate_series(1, 3) s;
-INSERT INTO databases SELECT 'Db' || p || 'n' || s || 'd' || d, 'Srv' || p || 'n' || s
-  FROM generate_series(1, %[1]d) p, generate_series(1, 3) s, generate_series(1, 2) d;
-CREATE INDEX ON servers (portfolio_id);
-CREATE INDEX ON databases (server_id);
-ANALYZE;`, portfolios)
 	if _, err := conn.PgConn().Exec(ctx, script).ReadAll(); err != nil {
 		return "", fmt.Errorf("generating %s: %w", name, err)
 	}

@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -205,40 +203,7 @@ func touchIncremental(ctx context.Context, dsn string) (int64, error) {
 // reused.
 func generateIncremental(ctx context.Context, serverDSN string, items int) (string, error) {
 	portfolios := items / itemsPerPortfolio
-	name := fmt.Sprintf("bench_incr_%d", portfolios*itemsPerPortfolio)
-	u, err := url.Parse(serverDSN)
-	if err != nil {
-		return "", err
-	}
-	admin, err := pgx.Connect(ctx, serverDSN)
-	if err != nil {
-		return "", err
-	}
-	defer admin.Close(ctx)
-	u.Path = "/" + name
-	dsn := u.String()
-	var exists bool
-	if err := admin.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
-		return "", err
-	}
-	if exists {
-		if n, err := countPortfolios(ctx, dsn); err == nil && n == portfolios {
-			return dsn, nil
-		}
-		if _, err := admin.Exec(ctx, `DROP DATABASE "`+name+`" WITH (FORCE)`); err != nil {
-			return "", err
-		}
-	}
-	if _, err := admin.Exec(ctx, `CREATE DATABASE "`+name+`"`); err != nil {
-		return "", err
-	}
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close(ctx)
-	start := time.Now()
-	script := fmt.Sprintf(`
+	return generateDatabase(ctx, serverDSN, fmt.Sprintf("bench_incr_%d", portfolios*itemsPerPortfolio), portfolios, fmt.Sprintf(`
 CREATE TABLE portfolios (id integer PRIMARY KEY, name text NOT NULL, updated_at timestamptz NOT NULL);
 CREATE TABLE servers (id varchar(64) PRIMARY KEY, portfolio_id integer NOT NULL REFERENCES portfolios (id), updated_at timestamptz NOT NULL);
 CREATE TABLE databases (id varchar(64) PRIMARY KEY, server_id varchar(64) NOT NULL REFERENCES servers (id), updated_at timestamptz NOT NULL);
@@ -256,12 +221,7 @@ CREATE INDEX ON databases (server_id);
 CREATE INDEX ON portfolios (updated_at);
 CREATE INDEX ON servers (updated_at);
 CREATE INDEX ON databases (updated_at);
-ANALYZE;`, portfolios)
-	if _, err := conn.PgConn().Exec(ctx, script).ReadAll(); err != nil {
-		return "", fmt.Errorf("generating %s: %w", name, err)
-	}
-	fmt.Printf("generated %s (%d items) in %.1fs\n", name, portfolios*itemsPerPortfolio, time.Since(start).Seconds())
-	return dsn, nil
+ANALYZE;`, portfolios))
 }
 
 // printIncremental prints the scenario's table.
