@@ -222,25 +222,12 @@ func (a *app) runExport(cmd *cobra.Command, _ []string) (err error) {
 
 func (a *app) checkExportFlags(readers, writers int) error {
 	switch {
-	case readers < 1 || writers < 1:
-		return errors.New("--concurrency and --writers must be at least 1")
-	case a.v.GetInt("page-size") < 1:
-		return fmt.Errorf("--page-size must be at least 1, not %d", a.v.GetInt("page-size"))
 	case a.v.GetInt64("max-in-flight") < 1:
 		return fmt.Errorf("--max-in-flight must be at least 1, not %d", a.v.GetInt64("max-in-flight"))
 	case a.v.GetInt64("file-size") < 1<<20:
 		return fmt.Errorf("--file-size must be at least 1 MiB, not %d", a.v.GetInt64("file-size"))
-	case a.v.GetInt64("max-rejects") < -1:
-		return fmt.Errorf("--max-rejects must be -1 (no limit) or more, not %d", a.v.GetInt64("max-rejects"))
-	case a.v.GetDuration("grace") < 0:
-		return fmt.Errorf("--grace must not be negative, not %s", a.v.GetDuration("grace"))
 	}
-	switch p := a.v.GetString("progress"); p {
-	case "auto", "tty", "json", "none":
-	default:
-		return fmt.Errorf("--progress must be auto, tty, json or none, not %q", p)
-	}
-	return nil
+	return a.checkRunFlags(readers, writers)
 }
 
 // prepareDestination makes the destination hold exactly the files the

@@ -199,13 +199,20 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 // checkMigrateFlags refuses values that make no sense before anything is
 // opened, so a typo costs no connection and no checkpoint.
 func (a *app) checkMigrateFlags(readers, writers int) error {
+	if a.v.GetFloat64("max-wcu") < 0 {
+		return fmt.Errorf("--max-wcu must not be negative, not %g", a.v.GetFloat64("max-wcu"))
+	}
+	return a.checkRunFlags(readers, writers)
+}
+
+// checkRunFlags checks the flags every pipeline run (migrate, export)
+// has.
+func (a *app) checkRunFlags(readers, writers int) error {
 	switch {
 	case readers < 1 || writers < 1:
 		return errors.New("--concurrency and --writers must be at least 1")
 	case a.v.GetInt("page-size") < 1:
 		return fmt.Errorf("--page-size must be at least 1, not %d", a.v.GetInt("page-size"))
-	case a.v.GetFloat64("max-wcu") < 0:
-		return fmt.Errorf("--max-wcu must not be negative, not %g", a.v.GetFloat64("max-wcu"))
 	case a.v.GetInt64("max-rejects") < -1:
 		return fmt.Errorf("--max-rejects must be -1 (no limit) or more, not %d", a.v.GetInt64("max-rejects"))
 	case a.v.GetDuration("grace") < 0:
