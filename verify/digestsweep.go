@@ -322,14 +322,8 @@ func (c *comparer) queryCollection(ctx context.Context, col *collection) error {
 			if ent < 0 || (!col.touched && c.in.Plan.Entities[ent].Filtered()) {
 				continue // someone else's item, or outside the filter's collections
 			}
-			c.stale(ent, item)
-			if c.opts.Mode == ModePrune && !c.opts.DryRun {
-				if deletes = append(deletes, c.keys.key(item)); len(deletes) == maxBatchDeletes {
-					if err := c.delete(ctx, deletes); err != nil {
-						return err
-					}
-					deletes = nil
-				}
+			if err := c.staleItem(ctx, ent, item, c.keys.key(item), &deletes); err != nil {
+				return err
 			}
 		}
 		if len(out.LastEvaluatedKey) == 0 {

@@ -228,14 +228,8 @@ func (c *comparer) keySweep(ctx context.Context) error {
 			continue
 		}
 		item := c.keys.decodeKey(key, rawSK)
-		c.stale(ent, item)
-		if c.opts.Mode == ModePrune && !c.opts.DryRun {
-			if deletes = append(deletes, item); len(deletes) == maxBatchDeletes {
-				if err := c.delete(ctx, deletes); err != nil {
-					return err
-				}
-				deletes = nil
-			}
+		if err := c.staleItem(ctx, ent, item, item, &deletes); err != nil {
+			return err
 		}
 	}
 	// The rest of the expected keys are not in the table: nothing to delete.

@@ -265,15 +265,8 @@ func (c *comparer) sweepCollection(ctx context.Context, col *collection) error {
 			if ent < 0 {
 				continue // someone else's item
 			}
-			c.stale(ent, item)
-			if c.opts.Mode == ModePrune && !c.opts.DryRun {
-				deletes = append(deletes, c.keys.key(item))
-				if len(deletes) == maxBatchDeletes {
-					if err := c.delete(ctx, deletes); err != nil {
-						return err
-					}
-					deletes = nil
-				}
+			if err := c.staleItem(ctx, ent, item, c.keys.key(item), &deletes); err != nil {
+				return err
 			}
 		}
 		if len(out.LastEvaluatedKey) == 0 {
@@ -318,6 +311,23 @@ func (c *comparer) stale(ent int, item map[string]types.AttributeValue) {
 		f = &Finding{Entity: c.in.Plan.Entities[ent].Name, Type: typ, Key: k, Changes: Diff(item, nil)}
 	}
 	c.tally.found(ClassStale, ent, f)
+}
+
+// staleItem counts item, which no source row produces, as stale for entity
+// ent and, when pruning, adds its key to deletes, sent once a batch is
+// full (the caller sends the rest at the end).
+func (c *comparer) staleItem(ctx context.Context, ent int, item, key map[string]types.AttributeValue, deletes *[]map[string]types.AttributeValue) error {
+	c.stale(ent, item)
+	if c.opts.Mode != ModePrune || c.opts.DryRun {
+		return nil
+	}
+	if *deletes = append(*deletes, key); len(*deletes) == maxBatchDeletes {
+		if err := c.delete(ctx, *deletes); err != nil {
+			return err
+		}
+		*deletes = nil
+	}
+	return nil
 }
 
 func (c *comparer) delete(ctx context.Context, keys []map[string]types.AttributeValue) error {
