@@ -9,8 +9,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
-
-	"github.com/dynafold/dynafold/mapping"
 )
 
 // digestSweep is the key sweep with remembered digests (see digest.go).
@@ -297,13 +295,9 @@ func (c *comparer) queryCollection(ctx context.Context, col *collection) error {
 	}
 	var deletes []map[string]types.AttributeValue
 	var enc, framed []byte
-	for {
-		out, err := c.in.Target.Query(ctx, in)
-		if err != nil {
-			return fmt.Errorf("querying collection %s=%s of table %s: %w", c.keys.pk.Name, mapping.KeyText(col.pk), c.table, err)
-		}
-		c.read.Add(int64(len(out.Items)))
-		for _, item := range out.Items {
+	err := c.queryPages(ctx, in, col.pk, func(items []map[string]types.AttributeValue) error {
+		c.read.Add(int64(len(items)))
+		for _, item := range items {
 			expected := col.touched
 			if c.keys.sk != nil {
 				var ok bool
@@ -311,6 +305,7 @@ func (c *comparer) queryCollection(ctx context.Context, col *collection) error {
 					continue
 				}
 				framed = appendFramed(framed[:0], enc)
+				var err error
 				if expected, err = exp.skipTo(ctx, framed); err != nil {
 					return err
 				}
@@ -326,13 +321,7 @@ func (c *comparer) queryCollection(ctx context.Context, col *collection) error {
 				return err
 			}
 		}
-		if len(out.LastEvaluatedKey) == 0 {
-			break
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
-	}
-	if err := c.delete(ctx, deletes); err != nil {
-		return err
-	}
-	return exp.drain(ctx)
+		return nil
+	})
+	return c.endCollection(ctx, err, deletes, exp)
 }

@@ -244,12 +244,8 @@ func (c *comparer) sweepCollection(ctx context.Context, col *collection) error {
 	}
 	var deletes []map[string]types.AttributeValue
 	var enc []byte
-	for {
-		out, err := c.in.Target.Query(ctx, in)
-		if err != nil {
-			return fmt.Errorf("querying collection %s=%s of table %s: %w", c.keys.pk.Name, mapping.KeyText(col.pk), c.table, err)
-		}
-		for _, item := range out.Items {
+	err := c.queryPages(ctx, in, col.pk, func(items []map[string]types.AttributeValue) error {
+		for _, item := range items {
 			var ok bool
 			if enc, ok = appendSortKey(enc[:0], item[c.keys.sk.Name]); !ok {
 				continue
@@ -269,10 +265,34 @@ func (c *comparer) sweepCollection(ctx context.Context, col *collection) error {
 				return err
 			}
 		}
+		return nil
+	})
+	return c.endCollection(ctx, err, deletes, exp)
+}
+
+// queryPages reads the collection pk through in (a Query on it) page
+// by page, handing each page's items to page.
+func (c *comparer) queryPages(ctx context.Context, in *dynamodb.QueryInput, pk types.AttributeValue, page func([]map[string]types.AttributeValue) error) error {
+	for {
+		out, err := c.in.Target.Query(ctx, in)
+		if err != nil {
+			return fmt.Errorf("querying collection %s=%s of table %s: %w", c.keys.pk.Name, mapping.KeyText(pk), c.table, err)
+		}
+		if err := page(out.Items); err != nil {
+			return err
+		}
 		if len(out.LastEvaluatedKey) == 0 {
-			break
+			return nil
 		}
 		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}
+
+// endCollection finishes a collection's sweep after its Query (err): the
+// last deletes are sent and the expected keys not met are drained.
+func (c *comparer) endCollection(ctx context.Context, err error, deletes []map[string]types.AttributeValue, exp *expectedStream) error {
+	if err != nil {
+		return err
 	}
 	if err := c.delete(ctx, deletes); err != nil {
 		return err

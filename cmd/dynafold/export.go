@@ -90,11 +90,7 @@ func (a *app) runExport(cmd *cobra.Command, _ []string) (err error) {
 		return err
 	}
 	rep.Table = l.static.Table.Name
-	ckptPath := a.v.GetString("checkpoint")
-	if ckptPath == "" {
-		ckptPath = filepath.Join(".dynafold", l.static.Table.Name+".export.checkpoint.json")
-	}
-	unlock, err := checkpoint.Lock(ckptPath)
+	ckptPath, unlock, err := a.lockCheckpoint(l.static.Table.Name + ".export.checkpoint.json")
 	if err != nil {
 		return err
 	}
@@ -163,10 +159,6 @@ func (a *app) runExport(cmd *cobra.Command, _ []string) (err error) {
 	if err := prepareDestination(ctx, dest, saved, a.v.GetBool("restart")); err != nil {
 		return err
 	}
-	rejectPath := a.v.GetString("reject-file")
-	if rejectPath == "" {
-		rejectPath = filepath.Join(".dynafold", plan.Table.Name+".rejects.jsonl")
-	}
 	out := export.New(dest, saved, export.Options{Lanes: writers, FileBytes: a.v.GetInt64("file-size"), Prefix: rep.RunID})
 	defer out.Close()
 	store.Attach(out.Snapshot)
@@ -177,15 +169,12 @@ func (a *app) runExport(cmd *cobra.Command, _ []string) (err error) {
 	}
 	defer snap.Close()
 	progress, restore := a.progress()
-	maxRejects := a.v.GetInt64("max-rejects")
+	opts := a.runOptions(readers, writers, dsn, a.rejectFile(plan.Table.Name), progress,
+		func(si pipeline.StartInfo) { a.announceStart(store, ckptPath, si) })
+	opts.MaxInFlight = a.v.GetInt64("max-in-flight")
 	sum, runErr := pipeline.Run(ctx, pipeline.Job{
 		Plan: plan, Snapshot: snap, Sink: out, Store: store, Force: a.v.GetBool("force"), Meta: meta,
-	}, pipeline.Options{
-		Readers: readers, Writers: writers, PageSize: a.v.GetInt("page-size"), MaxInFlight: a.v.GetInt64("max-in-flight"),
-		MaxRejects: maxRejects, MaxRejectsSet: maxRejects >= 0, RejectFile: rejectPath,
-		Grace: a.v.GetDuration("grace"), Stop: a.stop, Progress: progress, Logger: a.log,
-		OnStart: func(si pipeline.StartInfo) { a.announceStart(store, ckptPath, si) },
-	})
+	}, opts)
 	restore()
 	if progress != nil {
 		progress.Close()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -39,36 +38,16 @@ type incrementalPreview struct {
 // unchanged); the key sweep runs without deleting and counts what it would
 // delete. Exit 3 when the run would change something.
 func (a *app) runIncrementalPreview(cmd *cobra.Command, command string) (err error) {
-	ctx, cancel := context.WithCancel(cmd.Context())
+	ctx, cancel := a.cancelOnStop(cmd.Context())
 	defer cancel()
-	go func() {
-		select {
-		case <-a.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	rep := a.newReport(command)
 	defer func() { err = a.finishReport(rep, err) }()
 
-	opts, err := a.compareOptions(verify.ModeDiff)
-	if err != nil {
-		return err
-	}
-	l, err := a.loadForSource()
-	if err != nil {
-		return err
-	}
-	rep.Table = l.static.Table.Name
-	src, plan, err := a.connect(ctx, l, opts.Readers+2)
+	opts, l, src, plan, err := a.openCompare(ctx, rep, verify.ModeDiff)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	// A preview of migrate stops where migrate would.
-	if err := a.lintGate(l, plan); err != nil {
-		return err
-	}
 	dsn, _ := l.dsn()
 	rep.Source = dsn.Identity()
 	fingerprint := plan.Fingerprint(dsn.Identity())

@@ -82,11 +82,7 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 		return usageError(err)
 	}
 	// One run per checkpoint, refused before anything is opened.
-	ckptPath := a.v.GetString("checkpoint")
-	if ckptPath == "" {
-		ckptPath = filepath.Join(".dynafold", l.static.Table.Name+".checkpoint.json")
-	}
-	unlock, err := checkpoint.Lock(ckptPath)
+	ckptPath, unlock, err := a.lockCheckpoint(l.static.Table.Name + ".checkpoint.json")
 	if err != nil {
 		return err
 	}
@@ -115,10 +111,7 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 			return fmt.Errorf("discarding checkpoint: %w", err)
 		}
 	}
-	rejectPath := a.v.GetString("reject-file")
-	if rejectPath == "" {
-		rejectPath = filepath.Join(".dynafold", plan.Table.Name+".rejects.jsonl")
-	}
+	rejectPath := a.rejectFile(plan.Table.Name)
 
 	// An incremental run reads its watermarks before the snapshot and runs
 	// the narrowed plan under its own checkpoint.
@@ -146,7 +139,6 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	defer snap.Close()
 
 	progress, restore := a.progress()
-	maxRejects := a.v.GetInt64("max-rejects")
 	meta := checkpoint.Meta{Fingerprint: jobFingerprint, Table: plan.Table.Name, Source: dsn.Identity(), RunID: rep.RunID}
 	if inc != nil {
 		if err := a.deleteSoftDeleted(ctx, inc, plan, snap, client, meta); err != nil {
@@ -155,18 +147,11 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	}
 	sum, runErr := pipeline.Run(ctx, pipeline.Job{
 		Plan: jobPlan, Snapshot: snap, Sink: jobSink, Store: store, Force: a.v.GetBool("force"), Meta: meta,
-	}, pipeline.Options{
-		Readers: readers, Writers: writers, PageSize: a.v.GetInt("page-size"),
-		MaxRejects: maxRejects, MaxRejectsSet: maxRejects >= 0, RejectFile: rejectPath,
-		Grace: a.v.GetDuration("grace"), Stop: a.stop, ExactCounts: a.v.GetBool("exact-counts"),
-		Progress: progress, Logger: a.log,
-		Reach: drivers.NewReach(dsn, drivers.OpenOptions{Attempts: a.v.GetInt("source-attempts"), Logger: a.log}),
-		OnStart: func(si pipeline.StartInfo) {
-			if fs, ok := store.(*checkpoint.FileStore); ok {
-				a.announceStart(fs, fs.Path(), si)
-			}
-		},
-	})
+	}, a.runOptions(readers, writers, dsn, rejectPath, progress, func(si pipeline.StartInfo) {
+		if fs, ok := store.(*checkpoint.FileStore); ok {
+			a.announceStart(fs, fs.Path(), si)
+		}
+	}))
 	restore()
 	if progress != nil {
 		progress.Close()
@@ -194,6 +179,42 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 		return &exitError{code: exitRejected, err: fmt.Errorf("finished with %d rejected and %d skipped rows", sum.Total.Rejected, sum.Total.Skipped)}
 	}
 	return nil
+}
+
+// lockCheckpoint returns the run's checkpoint file (--checkpoint, or name
+// under .dynafold/) and holds its lock: one run per checkpoint, refused
+// before anything is opened.
+func (a *app) lockCheckpoint(name string) (string, func(), error) {
+	path := a.v.GetString("checkpoint")
+	if path == "" {
+		path = filepath.Join(".dynafold", name)
+	}
+	unlock, err := checkpoint.Lock(path)
+	return path, unlock, err
+}
+
+// rejectFile is --reject-file, or the table's default under .dynafold/.
+func (a *app) rejectFile(table string) string {
+	if p := a.v.GetString("reject-file"); p != "" {
+		return p
+	}
+	return filepath.Join(".dynafold", table+".rejects.jsonl")
+}
+
+// runOptions are the pipeline options of a run that reads the source and
+// writes a sink (migrate, export), from the flags they share.
+func (a *app) runOptions(readers, writers int, dsn source.DSN, rejectPath string, progress pipeline.Progress, onStart func(pipeline.StartInfo)) pipeline.Options {
+	maxRejects := a.v.GetInt64("max-rejects")
+	return pipeline.Options{
+		Readers: readers, Writers: writers, PageSize: a.v.GetInt("page-size"),
+		MaxRejects: maxRejects, MaxRejectsSet: maxRejects >= 0, RejectFile: rejectPath,
+		Grace: a.v.GetDuration("grace"), Stop: a.stop, ExactCounts: a.v.GetBool("exact-counts"),
+		Progress: progress, Logger: a.log,
+		// A source that goes away mid-run is waited for, then named in
+		// one line (drivers.Reach).
+		Reach:   drivers.NewReach(dsn, drivers.OpenOptions{Attempts: a.v.GetInt("source-attempts"), Logger: a.log}),
+		OnStart: onStart,
+	}
 }
 
 // checkMigrateFlags refuses values that make no sense before anything is

@@ -106,15 +106,8 @@ func (a *app) planOptions() (plan.Options, error) {
 
 func (a *app) runPlan(cmd *cobra.Command, _ []string) (err error) {
 	// The first stop signal ends the read; a plan has nothing to save.
-	ctx, cancel := context.WithCancel(cmd.Context())
+	ctx, cancel := a.cancelOnStop(cmd.Context())
 	defer cancel()
-	go func() {
-		select {
-		case <-a.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	rep := a.newReport("plan")
 	defer func() { err = a.finishReport(rep, err) }()
 

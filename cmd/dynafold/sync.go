@@ -213,10 +213,7 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 	if err != nil {
 		return err
 	}
-	rejectPath := a.v.GetString("reject-file")
-	if rejectPath == "" {
-		rejectPath = filepath.Join(".dynafold", plan.Table.Name+".rejects.jsonl")
-	}
+	rejectPath := a.rejectFile(plan.Table.Name)
 	progress, restore := a.progress()
 	status := a.syncStatus()
 	sum, runErr := cdc.Run(ctx, cdc.Job{

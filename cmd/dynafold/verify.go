@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/dynafold/dynafold/mapping"
 	"github.com/dynafold/dynafold/pipeline"
 	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/verify"
@@ -92,13 +93,10 @@ func (a *app) compareOptions(mode verify.Mode) (verify.Options, error) {
 	return o, nil
 }
 
-// runCompare runs verify or diff (also as migrate --dry-run): it reads the
-// source and the table, writes nothing, prints the report and exits 3 when
-// they differ.
-func (a *app) runCompare(cmd *cobra.Command, mode verify.Mode, command string) (err error) {
-	// The first stop signal ends the comparison; there is nothing to save.
-	ctx, cancel := context.WithCancel(cmd.Context())
-	defer cancel()
+// cancelOnStop returns a context that the first stop signal cancels, for
+// commands that read only and have nothing to save.
+func (a *app) cancelOnStop(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
 	go func() {
 		select {
 		case <-a.stop:
@@ -106,29 +104,50 @@ func (a *app) runCompare(cmd *cobra.Command, mode verify.Mode, command string) (
 		case <-ctx.Done():
 		}
 	}()
-	rep := a.newReport(command)
-	defer func() { err = a.finishReport(rep, err) }()
+	return ctx, cancel
+}
 
+// openCompare opens what a comparison reads: its options, the mapping and
+// the source. A diff, a preview of migrate, stops where migrate would (the
+// lint gate). The caller closes the source.
+func (a *app) openCompare(ctx context.Context, rep *report, mode verify.Mode) (verify.Options, *loaded, source.Source, *mapping.Plan, error) {
 	opts, err := a.compareOptions(mode)
 	if err != nil {
-		return err
+		return opts, nil, nil, nil, err
 	}
 	l, err := a.loadForSource()
 	if err != nil {
-		return err
+		return opts, nil, nil, nil, err
 	}
 	rep.Table = l.static.Table.Name
 	src, plan, err := a.connect(ctx, l, opts.Readers+2)
 	if err != nil {
+		return opts, nil, nil, nil, err
+	}
+	if mode == verify.ModeDiff {
+		if err := a.lintGate(l, plan); err != nil {
+			src.Close()
+			return opts, nil, nil, nil, err
+		}
+	}
+	return opts, l, src, plan, nil
+}
+
+// runCompare runs verify or diff (also as migrate --dry-run): it reads the
+// source and the table, writes nothing, prints the report and exits 3 when
+// they differ.
+func (a *app) runCompare(cmd *cobra.Command, mode verify.Mode, command string) (err error) {
+	// The first stop signal ends the comparison; there is nothing to save.
+	ctx, cancel := a.cancelOnStop(cmd.Context())
+	defer cancel()
+	rep := a.newReport(command)
+	defer func() { err = a.finishReport(rep, err) }()
+
+	opts, l, src, plan, err := a.openCompare(ctx, rep, mode)
+	if err != nil {
 		return err
 	}
 	defer src.Close()
-	if mode == verify.ModeDiff {
-		// A preview of migrate stops where migrate would.
-		if err := a.lintGate(l, plan); err != nil {
-			return err
-		}
-	}
 	dsn, _ := l.dsn()
 	rep.Source = dsn.Identity()
 	rep.Fingerprint = plan.Fingerprint(dsn.Identity())
