@@ -56,6 +56,11 @@ func classify(err error) errClass {
 	if errors.As(err, &ue) {
 		return classFatal
 	}
+	// A response garbled on the way: which items were processed is
+	// unknown, and puts and deletes can be sent again.
+	if errors.Is(err, errChecksum) {
+		return classTransient
+	}
 	var ptee *types.ProvisionedThroughputExceededException
 	var thr *types.ThrottlingException
 	var rle *types.RequestLimitExceeded

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/dynafold/dynafold/internal/connerr"
+	"github.com/dynafold/dynafold/mapping"
 )
 
 // ReachGuard stands between the writers and BatchWriteItem, which the
@@ -25,6 +26,7 @@ import (
 // every writer fails with the same *UnreachableError.
 type ReachGuard struct {
 	api      BatchWriteAPI
+	direct   *DirectSender // nil in tests with a fake api
 	retryer  aws.Retryer
 	endpoint string
 	sleep    func(context.Context, time.Duration) error
@@ -46,12 +48,27 @@ func NewReachGuard(client *dynamodb.Client) *ReachGuard {
 	if r == nil {
 		r = retry.NewStandard()
 	}
-	return &ReachGuard{api: client, retryer: r, endpoint: endpoint, sleep: Sleep}
+	return &ReachGuard{api: client, direct: NewDirectSender(client), retryer: r, endpoint: endpoint, sleep: Sleep}
 }
 
 // BatchWriteItem implements BatchWriteAPI.
 func (g *ReachGuard) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
-	out, err := g.api.BatchWriteItem(ctx, in, optFns...)
+	return g.guard(ctx, func() (*dynamodb.BatchWriteItemOutput, error) { return g.api.BatchWriteItem(ctx, in, optFns...) })
+}
+
+// SendBody implements BodySender: through the DirectSender when the guard
+// has one (a real client), else as BatchWriteItem with the body.
+func (g *ReachGuard) SendBody(ctx context.Context, table string, pending []*mapping.Item, body []byte) (*dynamodb.BatchWriteItemOutput, error) {
+	if g.direct == nil {
+		return g.BatchWriteItem(ctx, batchInput(table, pending), noRetry, withBody(body))
+	}
+	return g.guard(ctx, func() (*dynamodb.BatchWriteItemOutput, error) { return g.direct.Send(ctx, table, body) })
+}
+
+// guard makes call, and when it cannot connect, waits for the endpoint
+// as the type's comment says.
+func (g *ReachGuard) guard(ctx context.Context, call func() (*dynamodb.BatchWriteItemOutput, error)) (*dynamodb.BatchWriteItemOutput, error) {
+	out, err := call()
 	if err == nil || ctx.Err() != nil || !connerr.Dial(err) {
 		return out, err
 	}
@@ -63,7 +80,7 @@ func (g *ReachGuard) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWrite
 		return nil, g.down
 	case g.recovered.After(failed):
 		// Another request waited the outage out meanwhile: try again now.
-		return g.api.BatchWriteItem(ctx, in, optFns...)
+		return call()
 	}
 	max := g.retryer.MaxAttempts()
 	for attempt := 1; ; attempt++ {
@@ -79,7 +96,7 @@ func (g *ReachGuard) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWrite
 		if serr := g.sleep(ctx, d); serr != nil {
 			return nil, serr
 		}
-		out, err = g.api.BatchWriteItem(ctx, in, optFns...)
+		out, err = call()
 		if err == nil || ctx.Err() != nil || !connerr.Dial(err) {
 			g.recovered = time.Now()
 			return out, err

@@ -1,0 +1,252 @@
+package sink
+
+import (
+	"context"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go/middleware"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynafold/dynafold/internal/connerr"
+	"github.com/dynafold/dynafold/mapping"
+)
+
+// requestRecorder keeps every request an SDK client or DirectSender sends
+// and answers with an empty success.
+type requestRecorder struct {
+	mu   sync.Mutex
+	reqs []*http.Request
+	body [][]byte
+}
+
+func (r *requestRecorder) Do(req *http.Request) (*http.Response, error) {
+	b, err := io.ReadAll(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	_ = req.Body.Close()
+	r.mu.Lock()
+	r.reqs, r.body = append(r.reqs, req), append(r.body, b)
+	r.mu.Unlock()
+	return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(io.LimitReader(nil, 0)), Request: req}, nil
+}
+
+// withoutPerAttemptHeaders removes the SDK middlewares that add the
+// per-attempt headers DirectSender leaves out, so that both sign the
+// same headers.
+func withoutPerAttemptHeaders(o *dynamodb.Options) {
+	o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
+		if _, err := s.Build.Remove("ClientRequestID"); err != nil {
+			return err
+		}
+		// The retry middleware sets amz-sdk-request (the calls here
+		// have no retryer anyway).
+		_, err := s.Finalize.Remove("Retry")
+		return err
+	})
+}
+
+// TestDirectSignsAsTheSDK: for the same body and signing time, the
+// request DirectSender sends is the SDK's own, signature included: same
+// URL, same headers (Authorization among them), same body.
+func TestDirectSignsAsTheSDK(t *testing.T) {
+	for name, creds := range map[string]aws.CredentialsProvider{
+		"static":        credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", ""),
+		"session token": credentials.NewStaticCredentialsProvider("ASIAEXAMPLE", "secret", "the-session-token"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			rec := &requestRecorder{}
+			client := dynamodb.New(dynamodb.Options{Region: "eu-west-3", Credentials: creds, HTTPClient: rec, Retryer: aws.NopRetryer{}}, withoutPerAttemptHeaders)
+			batch := benchBatch()
+			body := batchBody("orders", batch)
+			_, err := client.BatchWriteItem(context.Background(), batchInput("orders", batch), noRetry, withBody(body))
+			require.NoError(t, err)
+			sdk := rec.reqs[0]
+			signedAt, err := time.Parse("20060102T150405Z", sdk.Header.Get("X-Amz-Date"))
+			require.NoError(t, err)
+
+			d := NewDirectSender(client)
+			d.now = func() time.Time { return signedAt }
+			_, err = d.Send(context.Background(), "orders", batchBody("orders", batch))
+			require.NoError(t, err)
+			direct := rec.reqs[len(rec.reqs)-1]
+
+			require.Equal(t, "https://dynamodb.eu-west-3.amazonaws.com/", direct.URL.String())
+			require.Equal(t, sdk.URL.String(), direct.URL.String())
+			require.Equal(t, sdk.Method, direct.Method)
+			require.Equal(t, sdk.Header, direct.Header)
+			require.Contains(t, direct.Header.Get("Authorization"), "/eu-west-3/dynamodb/aws4_request")
+			require.Equal(t, rec.body[0], rec.body[len(rec.body)-1])
+			require.EqualValues(t, len(body), direct.ContentLength)
+		})
+	}
+}
+
+// TestDirectParsesAsTheSDK: every kind of answer DynamoDB gives is read
+// by DirectSender as the SDK reads it: the same output, or an error with
+// the same message and the same class for the writer.
+func TestDirectParsesAsTheSDK(t *testing.T) {
+	answers := map[string]struct {
+		status int
+		header map[string]string
+		body   string
+	}{
+		"success": {200, nil, `{"ConsumedCapacity":[{"TableName":"t","CapacityUnits":25}],"UnprocessedItems":{}}`},
+		"unprocessed": {200, nil, `{"UnprocessedItems":{"t":[{"PutRequest":{"Item":{"PK":{"S":"b"},"n":{"N":"1"}}}},{"DeleteRequest":{"Key":{"PK":{"S":"c"}}}}]}}`},
+		"throttled": {400, nil, `{"__type":"com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException","message":"The level of configured provisioned throughput for the table was exceeded."}`},
+		"throttled, header only": {400, map[string]string{"X-Amzn-ErrorType": "ThrottlingException:http://internal.amazon.com/"}, `{}`},
+		"request limit": {400, nil, `{"__type":"com.amazonaws.dynamodb.v20120810#RequestLimitExceeded","message":"Throughput exceeds the current throughput limit for your account."}`},
+		"invalid item": {400, nil, `{"__type":"com.amazon.coral.validate#ValidationException","message":"One or more parameter values were invalid: Missing the key PK in the item"}`},
+		"no table": {400, nil, `{"__type":"com.amazonaws.dynamodb.v20120810#ResourceNotFoundException","message":"Requested resource not found"}`},
+		"server error": {500, nil, `{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"Internal server error"}`},
+		"load balancer": {503, nil, `<html>Service Unavailable</html>`},
+		"access denied": {400, nil, `{"__type":"com.amazon.coral.service#AccessDeniedException","Message":"User is not authorized"}`},
+	}
+	for name, a := range answers {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				w.Header().Set("X-Amzn-Requestid", "REQ123")
+				w.Header().Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE([]byte(a.body))), 10))
+				for k, v := range a.header {
+					w.Header().Set(k, v)
+				}
+				w.WriteHeader(a.status)
+				_, _ = io.WriteString(w, a.body)
+			}))
+			defer srv.Close()
+			client := localClient(srv.URL)
+			batch := benchBatch()[:3]
+			want, wantErr := client.BatchWriteItem(context.Background(), batchInput("t", batch), noRetry, withBody(batchBody("t", batch)))
+			got, gotErr := NewDirectSender(client).Send(context.Background(), "t", batchBody("t", batch))
+			if wantErr != nil {
+				require.Error(t, gotErr)
+				require.Equal(t, wantErr.Error(), gotErr.Error())
+				require.Equal(t, classify(wantErr), classify(gotErr))
+				return
+			}
+			require.NoError(t, gotErr)
+			require.Equal(t, want.UnprocessedItems, got.UnprocessedItems)
+			require.Equal(t, want.ConsumedCapacity, got.ConsumedCapacity)
+		})
+	}
+}
+
+func localClient(endpoint string) *dynamodb.Client {
+	return dynamodb.New(dynamodb.Options{
+		Region: "us-east-1", BaseEndpoint: aws.String(endpoint), Retryer: aws.NopRetryer{},
+		Credentials: credentials.NewStaticCredentialsProvider("k", "s", ""),
+	})
+}
+
+// TestDirectChecksumMismatchIsSentAgain: a response that does not match
+// its X-Amz-Crc32 is not trusted (which items were processed is unknown);
+// the writer sends the batch again.
+func TestDirectChecksumMismatchIsSentAgain(t *testing.T) {
+	var calls int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		calls++
+		body := `{"UnprocessedItems":{}}`
+		sum := crc32.ChecksumIEEE([]byte(body))
+		if calls == 1 {
+			sum++
+		}
+		w.Header().Set("X-Amz-Crc32", strconv.FormatUint(uint64(sum), 10))
+		_, _ = io.WriteString(w, body)
+	}))
+	defer srv.Close()
+	_, err := NewDirectSender(localClient(srv.URL)).Send(context.Background(), "t", batchBody("t", benchBatch()))
+	require.ErrorIs(t, err, errChecksum)
+	require.Equal(t, classTransient, classify(err))
+
+	w := NewDynamoWriter(NewReachGuard(localClient(srv.URL)), &mapping.TableSchema{Name: "t", PK: mapping.KeyAttr{Name: "PK", Type: mapping.TypeS}},
+		WriterOptions{Sleep: func(context.Context, time.Duration) error { return nil }})
+	calls = 0
+	res := &countingResults{}
+	require.NoError(t, w.Write(context.Background(), benchBatch(), res))
+	require.Equal(t, MaxBatchItems, res.acked)
+	require.Equal(t, 2, calls)
+	require.EqualValues(t, 1, w.Stats().Retried)
+}
+
+// TestDirectUnreachable: a refused connection is a dial error, as the
+// ReachGuard needs to wait for the endpoint.
+func TestDirectUnreachable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	_, err = NewDirectSender(localClient("http://"+addr)).Send(context.Background(), "t", batchBody("t", benchBatch()))
+	require.Error(t, err)
+	require.True(t, connerr.Dial(err), "%v", err)
+	require.Equal(t, classTransient, classify(err))
+}
+
+// TestDirectProbeFailureIsTheSDKs: when the SDK cannot make the request
+// at all (here, no region), the write fails with the SDK's own error.
+func TestDirectProbeFailureIsTheSDKs(t *testing.T) {
+	client := dynamodb.New(dynamodb.Options{Credentials: credentials.NewStaticCredentialsProvider("k", "s", ""), Retryer: aws.NopRetryer{}})
+	_, want := client.BatchWriteItem(context.Background(), batchInput("t", nil), noRetry)
+	_, got := NewDirectSender(client).Send(context.Background(), "t", batchBody("t", nil))
+	require.Error(t, want)
+	require.Error(t, got)
+	require.Equal(t, want.Error(), got.Error())
+	require.Equal(t, classFatal, classify(got))
+}
+
+// TestDirectRecyclesBodies: request bodies go back to the pool only once
+// the transport is done with them, so concurrent requests through real
+// connections all arrive intact.
+func TestDirectRecyclesBodies(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		seen[string(b)]++
+		mu.Unlock()
+		_, _ = io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	d := NewDirectSender(localClient(srv.URL))
+	// One batch, encoded once (map order is random), with a first item
+	// that differs per request.
+	base := benchBatch()
+	one := func(w, i int) []*mapping.Item {
+		batch := append([]*mapping.Item{{Body: fmt.Appendf(nil, `{"PK":{"S":"w%di%d"}}`, w, i)}}, base[1:]...)
+		return batch
+	}
+	want := map[string]int{}
+	for w := range 8 {
+		for i := range 50 {
+			want[string(batchBody("t", one(w, i)))]++
+		}
+	}
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				_, err := d.Send(context.Background(), "t", batchBody("t", one(w, i)))
+				require.NoError(t, err)
+			}
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, want, seen)
+}
+
