@@ -103,16 +103,16 @@ func TestDirectParsesAsTheSDK(t *testing.T) {
 		header map[string]string
 		body   string
 	}{
-		"success": {200, nil, `{"ConsumedCapacity":[{"TableName":"t","CapacityUnits":25}],"UnprocessedItems":{}}`},
-		"unprocessed": {200, nil, `{"UnprocessedItems":{"t":[{"PutRequest":{"Item":{"PK":{"S":"b"},"n":{"N":"1"}}}},{"DeleteRequest":{"Key":{"PK":{"S":"c"}}}}]}}`},
-		"throttled": {400, nil, `{"__type":"com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException","message":"The level of configured provisioned throughput for the table was exceeded."}`},
+		"success":                {200, nil, `{"ConsumedCapacity":[{"TableName":"t","CapacityUnits":25}],"UnprocessedItems":{}}`},
+		"unprocessed":            {200, nil, `{"UnprocessedItems":{"t":[{"PutRequest":{"Item":{"PK":{"S":"b"},"n":{"N":"1"}}}},{"DeleteRequest":{"Key":{"PK":{"S":"c"}}}}]}}`},
+		"throttled":              {400, nil, `{"__type":"com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException","message":"The level of configured provisioned throughput for the table was exceeded."}`},
 		"throttled, header only": {400, map[string]string{"X-Amzn-ErrorType": "ThrottlingException:http://internal.amazon.com/"}, `{}`},
-		"request limit": {400, nil, `{"__type":"com.amazonaws.dynamodb.v20120810#RequestLimitExceeded","message":"Throughput exceeds the current throughput limit for your account."}`},
-		"invalid item": {400, nil, `{"__type":"com.amazon.coral.validate#ValidationException","message":"One or more parameter values were invalid: Missing the key PK in the item"}`},
-		"no table": {400, nil, `{"__type":"com.amazonaws.dynamodb.v20120810#ResourceNotFoundException","message":"Requested resource not found"}`},
-		"server error": {500, nil, `{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"Internal server error"}`},
-		"load balancer": {503, nil, `<html>Service Unavailable</html>`},
-		"access denied": {400, nil, `{"__type":"com.amazon.coral.service#AccessDeniedException","Message":"User is not authorized"}`},
+		"request limit":          {400, nil, `{"__type":"com.amazonaws.dynamodb.v20120810#RequestLimitExceeded","message":"Throughput exceeds the current throughput limit for your account."}`},
+		"invalid item":           {400, nil, `{"__type":"com.amazon.coral.validate#ValidationException","message":"One or more parameter values were invalid: Missing the key PK in the item"}`},
+		"no table":               {400, nil, `{"__type":"com.amazonaws.dynamodb.v20120810#ResourceNotFoundException","message":"Requested resource not found"}`},
+		"server error":           {500, nil, `{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"Internal server error"}`},
+		"load balancer":          {503, nil, `<html>Service Unavailable</html>`},
+		"access denied":          {400, nil, `{"__type":"com.amazon.coral.service#AccessDeniedException","Message":"User is not authorized"}`},
 	}
 	for name, a := range answers {
 		t.Run(name, func(t *testing.T) {
@@ -249,4 +249,3 @@ func TestDirectRecyclesBodies(t *testing.T) {
 	wg.Wait()
 	require.Equal(t, want, seen)
 }
-
