@@ -87,11 +87,20 @@ func TestDirectSignsAsTheSDK(t *testing.T) {
 			require.Equal(t, sdk.URL.String(), direct.URL.String())
 			require.Equal(t, sdk.Method, direct.Method)
 			require.Equal(t, sdk.Header, direct.Header)
+			require.Equal(t, wireHost(sdk), wireHost(direct))
 			require.Contains(t, direct.Header.Get("Authorization"), "/eu-west-3/dynamodb/aws4_request")
 			require.Equal(t, rec.body[0], rec.body[len(rec.body)-1])
 			require.EqualValues(t, len(body), direct.ContentLength)
 		})
 	}
+}
+
+// wireHost is the Host header net/http sends for req.
+func wireHost(req *http.Request) string {
+	if req.Host != "" {
+		return req.Host
+	}
+	return req.URL.Host
 }
 
 // TestDirectParsesAsTheSDK: every kind of answer DynamoDB gives is read
