@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go"
@@ -61,9 +60,9 @@ func batchBody(table string, pending []*mapping.Item) []byte {
 }
 
 // Request bodies are recycled: a fresh 10 KB buffer per request was a
-// tenth of the writer's allocations. A body goes back only when the HTTP
-// transport closes it (recyclingBody), after it is written; one that is
-// never closed is left to the garbage collector.
+// tenth of the writer's allocations. A body goes back only once the HTTP
+// transport reports it written (see DirectSender.request); one that is
+// never written is left to the garbage collector.
 var bodyBuffers sync.Pool
 
 // maxRecycled: larger bodies (items of hundreds of KB) are not kept.
@@ -76,25 +75,12 @@ func newBodyBuffer(n int) []byte {
 	return make([]byte, 0, n)
 }
 
-// recyclingBody is a request body that hands its buffer back to
-// bodyBuffers when closed.
-type recyclingBody struct {
-	*bytes.Reader
-	buf    []byte
-	closed atomic.Bool
-}
-
-func newRecyclingBody(buf []byte) *recyclingBody {
-	return &recyclingBody{Reader: bytes.NewReader(buf), buf: buf}
-}
-
-// Close implements io.Closer; the transport may call it more than once.
-func (r *recyclingBody) Close() error {
-	if !r.closed.Swap(true) && cap(r.buf) <= maxRecycled {
-		b := r.buf[:0]
+// recycleBody hands a body's buffer back; nothing may read it after.
+func recycleBody(b []byte) {
+	if cap(b) <= maxRecycled {
+		b = b[:0]
 		bodyBuffers.Put(&b)
 	}
-	return nil
 }
 
 // withBody makes a BatchWriteItem call send body instead of serializing

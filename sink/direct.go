@@ -1,6 +1,7 @@
 package sink
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"hash/crc32"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
 	"strings"
 	"sync"
@@ -185,13 +187,17 @@ func (s *DirectSender) Send(ctx context.Context, table string, body []byte) (*dy
 
 // request builds and signs the HTTP request.
 func (s *DirectSender) request(ctx context.Context, p *probe, body []byte) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, http.NoBody)
+	// The body is a *bytes.Reader, which net/http writes in the same
+	// system call as the headers (any other reader type gets a write of
+	// its own). Its buffer is recycled once the transport reports the
+	// request written; the request is never replayed (no GetBody), so
+	// nothing reads the buffer after that.
+	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { recycleBody(body) }}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, p.url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
-	// The body's buffer is reused once the transport closes it; nothing
-	// may read it after that, so the request cannot be replayed.
-	req.Body, req.GetBody, req.ContentLength = newRecyclingBody(body), nil, int64(len(body))
+	req.GetBody = nil
 	req.Header = p.header.Clone()
 	creds, err := s.opts.Credentials.Retrieve(ctx)
 	if err != nil {
