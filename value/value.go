@@ -177,3 +177,21 @@ func AppendText(dst []byte, v Value) []byte {
 	}
 	return append(dst, v.Text()...)
 }
+
+// RowSlab hands out rows carved from larger blocks, so that a reader
+// makes one allocation per rowsPerSlab rows instead of one per row. A
+// block stays alive while any row of it does.
+type RowSlab struct{ free []Value }
+
+// rowsPerSlab: rows are a few hundred bytes; 64 of them are a small block.
+const rowsPerSlab = 64
+
+// Row returns a zeroed row of n values.
+func (s *RowSlab) Row(n int) Row {
+	if n > len(s.free) {
+		s.free = make([]Value, n*rowsPerSlab)
+	}
+	r := s.free[:n:n]
+	s.free = s.free[n:]
+	return r
+}

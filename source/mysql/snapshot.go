@@ -95,11 +95,12 @@ func (t myTx) Query(ctx context.Context, st source.Statement, cols []source.Colu
 	for i := range raw {
 		dest[i] = &raw[i]
 	}
+	var slab value.RowSlab
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return t.dsn.RedactError(err)
 		}
-		row := make(value.Row, len(raw))
+		row := slab.Row(len(raw))
 		for i, b := range raw {
 			v, err := decode(b, cols[i].Kind)
 			if err != nil {

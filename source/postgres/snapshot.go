@@ -131,12 +131,13 @@ func (t pgTx) Query(ctx context.Context, st source.Statement, cols []source.Colu
 		return t.dsn.RedactError(err)
 	}
 	defer rows.Close()
+	var slab value.RowSlab
 	for rows.Next() {
 		vals, err := rows.Values()
 		if err != nil {
 			return t.dsn.RedactError(err)
 		}
-		row := make(value.Row, len(vals))
+		row := slab.Row(len(vals))
 		for i, v := range vals {
 			row[i] = decode(v, cols[i].Kind, cols[i].Elem)
 		}
