@@ -69,6 +69,8 @@ type probe struct {
 	region  string
 	// signer signs like the SDK's signer, faster; nil: the SDK's signer.
 	signer *batchSigner
+	// viaSDK: the request is not SigV4-signed (ErrViaSDK).
+	viaSDK bool
 }
 
 // NewDirectSender sends through client.
@@ -86,6 +88,11 @@ func NewDirectSender(client *dynamodb.Client) *DirectSender {
 
 // errProbed ends a probe once the request is recorded.
 var errProbed = errors.New("probe recorded")
+
+// ErrViaSDK: the SDK's request for the table is not a SigV4-signed one
+// (anonymous credentials, another auth scheme), which DirectSender does not
+// reproduce; the caller sends through the client instead.
+var ErrViaSDK = errors.New("send through the SDK client")
 
 // errChecksum: the response body does not match its X-Amz-Crc32 header.
 // The batch is sent again, as after a broken connection.
@@ -122,9 +129,11 @@ func (s *DirectSender) probeFor(ctx context.Context, table string) (*probe, erro
 		}
 		return nil, err
 	}
-	service, region, err := signingScope(rec.req.Header.Get("Authorization"))
-	if err != nil {
-		return nil, err
+	service, region, ok := signingScope(rec.req.Header.Get("Authorization"))
+	if !ok {
+		p := &probe{viaSDK: true}
+		s.probes[table] = p
+		return p, nil
 	}
 	h := rec.req.Header.Clone()
 	for _, k := range perRequestHeaders {
@@ -140,22 +149,17 @@ func (s *DirectSender) probeFor(ctx context.Context, table string) (*probe, erro
 
 // signingScope reads the signing name and region from a SigV4
 // Authorization header: "AWS4-HMAC-SHA256 Credential=KEY/DATE/REGION/SERVICE/aws4_request, …".
-func signingScope(auth string) (service, region string, err error) {
-	_, cred, ok := strings.Cut(auth, "Credential=")
-	if ok {
-		cred, _, _ = strings.Cut(cred, ",")
-		parts := strings.Split(cred, "/")
-		if n := len(parts); n >= 5 && parts[n-1] == "aws4_request" {
-			return parts[n-2], parts[n-3], nil
-		}
+func signingScope(auth string) (service, region string, ok bool) {
+	rest, found := strings.CutPrefix(auth, "AWS4-HMAC-SHA256 Credential=")
+	if !found {
+		return "", "", false
 	}
-	return "", "", fmt.Errorf("the SDK's BatchWriteItem request is not signed with SigV4 (Authorization %q): use the SDK's path", redactAuth(auth))
-}
-
-// redactAuth keeps only the scheme of an Authorization header.
-func redactAuth(auth string) string {
-	scheme, _, _ := strings.Cut(auth, " ")
-	return scheme
+	cred, _, _ := strings.Cut(rest, ",")
+	parts := strings.Split(cred, "/")
+	if n := len(parts); n >= 5 && parts[n-1] == "aws4_request" {
+		return parts[n-2], parts[n-3], true
+	}
+	return "", "", false
 }
 
 // Send sends body, a BatchWriteItem request body for table, and returns
@@ -164,6 +168,9 @@ func (s *DirectSender) Send(ctx context.Context, table string, body []byte) (*dy
 	p, err := s.probeFor(ctx, table)
 	if err != nil {
 		return nil, err
+	}
+	if p.viaSDK {
+		return nil, ErrViaSDK
 	}
 	req, err := s.request(ctx, p, body)
 	if err != nil {

@@ -258,3 +258,28 @@ func TestDirectRecyclesBodies(t *testing.T) {
 	wg.Wait()
 	require.Equal(t, want, seen)
 }
+
+// TestDirectLeavesUnsignedRequestsToTheSDK: with anonymous credentials the
+// SDK sends the request unsigned; the writer then sends through the
+// client, and the batch still arrives.
+func TestDirectLeavesUnsignedRequestsToTheSDK(t *testing.T) {
+	var mu sync.Mutex
+	var auth []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		auth = append(auth, r.Header.Get("Authorization"))
+		mu.Unlock()
+		_, _ = io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	client := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), Credentials: aws.AnonymousCredentials{}, Retryer: aws.NopRetryer{}})
+	_, err := NewDirectSender(client).Send(context.Background(), "t", batchBody("t", benchBatch()))
+	require.ErrorIs(t, err, ErrViaSDK)
+
+	w := NewDynamoWriter(NewReachGuard(client), &mapping.TableSchema{Name: "t", PK: mapping.KeyAttr{Name: "PK", Type: mapping.TypeS}}, WriterOptions{})
+	res := &countingResults{}
+	require.NoError(t, w.Write(context.Background(), benchBatch(), res))
+	require.Equal(t, MaxBatchItems, res.acked)
+	require.Equal(t, []string{""}, auth)
+}

@@ -2,6 +2,7 @@ package sink
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -59,10 +60,13 @@ func (g *ReachGuard) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWrite
 // SendBody implements BodySender: through the DirectSender when the guard
 // has one (a real client), else as BatchWriteItem with the body.
 func (g *ReachGuard) SendBody(ctx context.Context, table string, pending []*mapping.Item, body []byte) (*dynamodb.BatchWriteItemOutput, error) {
-	if g.direct == nil {
-		return g.BatchWriteItem(ctx, batchInput(table, pending), noRetry, withBody(body))
+	if g.direct != nil {
+		out, err := g.guard(ctx, func() (*dynamodb.BatchWriteItemOutput, error) { return g.direct.Send(ctx, table, body) })
+		if !errors.Is(err, ErrViaSDK) {
+			return out, err
+		}
 	}
-	return g.guard(ctx, func() (*dynamodb.BatchWriteItemOutput, error) { return g.direct.Send(ctx, table, body) })
+	return g.BatchWriteItem(ctx, batchInput(table, pending), noRetry, withBody(body))
 }
 
 // guard makes call, and when it cannot connect, waits for the endpoint
