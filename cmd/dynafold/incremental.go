@@ -348,7 +348,7 @@ func (a *app) checkNests(ctx context.Context, r *incrementalRun, plan *mapping.P
 	if np == nil {
 		return nil
 	}
-	writer := sink.NewDynamoWriter(client, plan.Table, sink.WriterOptions{Rate: sink.NewAdaptiveRate(a.v.GetFloat64("max-wcu"))})
+	writer := sink.NewDynamoWriter(sink.NewReachGuard(client), plan.Table, sink.WriterOptions{Rate: sink.NewAdaptiveRate(a.v.GetFloat64("max-wcu"))})
 	cmp := incremental.NewCompareSink(client, plan.Table, r.track(writer, plan.Table))
 	meta.Fingerprint = r.fingerprint + "-nests"
 	sum, err := pipeline.Run(ctx, pipeline.Job{
