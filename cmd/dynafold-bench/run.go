@@ -55,12 +55,15 @@ type scenario struct {
 }
 
 type results struct {
-	Date      time.Time          `json:"date"`
-	Command   string             `json:"command"`
-	Scenarios []scenario         `json:"scenarios"`
-	Ratio     float64            `json:"ratio_to_ceiling"`
-	Budget    map[string]float64 `json:"budget,omitempty"`
-	Faults    []faultLine        `json:"faults,omitempty"`
+	Date      time.Time  `json:"date"`
+	Command   string     `json:"command"`
+	Scenarios []scenario `json:"scenarios"`
+	Ratio     float64    `json:"ratio_to_ceiling"`
+	// CPURatio is dynafold's CPU seconds per item over the ceiling's, for
+	// the first --sizes run (issue 17's target: at most 0.6).
+	CPURatio float64            `json:"cpu_ratio_to_ceiling,omitempty"`
+	Budget   map[string]float64 `json:"budget,omitempty"`
+	Faults   []faultLine        `json:"faults,omitempty"`
 	// Incremental is the incremental scenario's runs.
 	Incremental *incrementalFigures `json:"incremental,omitempty"`
 }
@@ -205,7 +208,7 @@ func noopRuns(ctx context.Context, o options, work, dynafold, config string, res
 	}
 	defer noop.stop()
 
-	var dynafoldRate, ceilingRate float64
+	var dynafoldRate, ceilingRate, dynafoldCPU, ceilingCPU float64
 	for i, size := range o.sizes {
 		dsn, err := generate(ctx, o.pgDSN, size)
 		if err != nil {
@@ -234,8 +237,10 @@ func noopRuns(ctx context.Context, o options, work, dynafold, config string, res
 			if err != nil {
 				return err
 			}
-			res.Scenarios = append(res.Scenarios, line("ceiling: pre-built items, same SDK → no-op", c.Items, c.Seconds, m,
-				fmt.Sprintf("%d connections opened", opened-conns)))
+			ceilingLine := line("ceiling: pre-built items, same SDK → no-op", c.Items, c.Seconds, m,
+				fmt.Sprintf("%d connections opened", opened-conns))
+			ceilingCPU = ceilingLine.CPUPerM
+			res.Scenarios = append(res.Scenarios, ceilingLine)
 		} else if err := createTable(ctx, dynafold, config, noop.URL, table); err != nil {
 			return err
 		}
@@ -255,12 +260,15 @@ func noopRuns(ctx context.Context, o options, work, dynafold, config string, res
 		}
 		sc.Note += fmt.Sprintf(", %d connections opened", opened-conns)
 		if i == 0 {
-			dynafoldRate = sc.ItemsPerSec
+			dynafoldRate, dynafoldCPU = sc.ItemsPerSec, sc.CPUPerM
 		}
 		res.Scenarios = append(res.Scenarios, *sc)
 	}
 	if ceilingRate > 0 {
 		res.Ratio = dynafoldRate / ceilingRate
+	}
+	if ceilingCPU > 0 {
+		res.CPURatio = dynafoldCPU / ceilingCPU
 	}
 	return nil
 }
@@ -462,6 +470,9 @@ func print(r *results) {
 	tw.Flush()
 	if r.Ratio > 0 {
 		fmt.Printf("dynafold end to end / ceiling: %.2f\n", r.Ratio)
+	}
+	if r.CPURatio > 0 {
+		fmt.Printf("dynafold CPU per item / ceiling's: %.2f\n", r.CPURatio)
 	}
 }
 
