@@ -17,7 +17,7 @@ import (
 type DeleteSink struct {
 	sink.AcksOnWrite
 	del     *sink.Deleter
-	pk, sk  string
+	table   *mapping.TableSchema
 	deleted atomic.Int64
 }
 
@@ -26,22 +26,14 @@ var _ sink.Sink = (*DeleteSink)(nil)
 // NewDeleteSink deletes through del from a table whose key attributes are
 // table.PK and table.SK.
 func NewDeleteSink(del *sink.Deleter, table *mapping.TableSchema) *DeleteSink {
-	s := &DeleteSink{del: del, pk: table.PK.Name}
-	if table.SK != nil {
-		s.sk = table.SK.Name
-	}
-	return s
+	return &DeleteSink{del: del, table: table}
 }
 
 // Write implements sink.Sink: it deletes every item's key.
 func (s *DeleteSink) Write(ctx context.Context, batch []*mapping.Item, res sink.Results) error {
 	keys := make([]map[string]types.AttributeValue, 0, len(batch))
 	for _, it := range batch {
-		k := map[string]types.AttributeValue{s.pk: it.Attrs[s.pk]}
-		if s.sk != "" {
-			k[s.sk] = it.Attrs[s.sk]
-		}
-		keys = append(keys, k)
+		keys = append(keys, s.table.KeyAttributes(it))
 	}
 	if err := s.del.Delete(ctx, keys); err != nil {
 		return err

@@ -42,6 +42,7 @@ const maxGetAttempts = 12
 type CompareSink struct {
 	api    GetAPI
 	table  string
+	schema *mapping.TableSchema
 	pk, sk string
 	inner  sink.Sink
 	// Backoff and Sleep pace retries of unprocessed keys.
@@ -56,7 +57,7 @@ var _ sink.Sink = (*CompareSink)(nil)
 // NewCompareSink compares through api with the table of schema and writes
 // the differing items through inner.
 func NewCompareSink(api GetAPI, schema *mapping.TableSchema, inner sink.Sink) *CompareSink {
-	s := &CompareSink{api: api, table: schema.Name, pk: schema.PK.Name, inner: inner, backoff: sink.DefaultBackoff(), sleep: sink.Sleep}
+	s := &CompareSink{api: api, table: schema.Name, schema: schema, pk: schema.PK.Name, inner: inner, backoff: sink.DefaultBackoff(), sleep: sink.Sleep}
 	if schema.SK != nil {
 		s.sk = schema.SK.Name
 	}
@@ -73,7 +74,7 @@ func (s *CompareSink) Write(ctx context.Context, batch []*mapping.Item, res sink
 			return err
 		}
 		for _, it := range part {
-			if cur, ok := got[it.Key]; ok && verify.EqualItems(cur, it.Attrs) {
+			if cur, ok := got[it.Key]; ok && verify.EqualItems(cur, it.Attributes()) {
 				same = append(same, it)
 			} else {
 				differ = append(differ, it)
@@ -101,11 +102,7 @@ func (s *CompareSink) get(ctx context.Context, part []*mapping.Item) (map[string
 			continue
 		}
 		byKey[it.Key] = it
-		k := map[string]types.AttributeValue{s.pk: it.Attrs[s.pk]}
-		if s.sk != "" {
-			k[s.sk] = it.Attrs[s.sk]
-		}
-		keys = append(keys, k)
+		keys = append(keys, s.schema.KeyAttributes(it))
 	}
 	out := make(map[string]map[string]types.AttributeValue, len(part))
 	attempt := 0

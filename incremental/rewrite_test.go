@@ -68,7 +68,7 @@ func (r *results) Retried([]*mapping.Item, bool) {}
 // are missing, and acknowledges every item.
 func TestCompareSinkWritesOnlyDifferingItems(t *testing.T) {
 	item := func(pk, name string) *mapping.Item {
-		return &mapping.Item{Key: pk, Attrs: map[string]types.AttributeValue{"PK": sv(pk), "Name": sv(name)}}
+		return &mapping.Item{Key: pk, PKLen: len(pk), Attrs: map[string]types.AttributeValue{"PK": sv(pk), "Name": sv(name)}}
 	}
 	api := &fakeGets{items: map[string]map[string]types.AttributeValue{
 		"same": {"PK": sv("same"), "Name": sv("a")},

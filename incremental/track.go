@@ -24,16 +24,16 @@ const MaxTracked = 1 << 18
 // its own snapshot).
 type Tracker struct {
 	sink.Sink
-	pkAttr string
+	table *mapping.TableSchema
 
 	mu       sync.Mutex
 	pks      map[string]types.AttributeValue
 	overflow bool
 }
 
-// NewTracker wraps inner; pkAttr is the table's partition-key attribute.
-func NewTracker(inner sink.Sink, pkAttr string) *Tracker {
-	return &Tracker{Sink: inner, pkAttr: pkAttr, pks: map[string]types.AttributeValue{}}
+// NewTracker wraps inner, which writes to table.
+func NewTracker(inner sink.Sink, table *mapping.TableSchema) *Tracker {
+	return &Tracker{Sink: inner, table: table, pks: map[string]types.AttributeValue{}}
 }
 
 // Write implements sink.Sink: it remembers the batch's partition keys
@@ -59,7 +59,7 @@ func (t *Tracker) remember(batch []*mapping.Item) {
 			t.overflow, t.pks = true, nil
 			break
 		}
-		t.pks[pk] = it.Attrs[t.pkAttr]
+		t.pks[pk] = t.table.PartitionKeyAttr(pk)
 	}
 }
 

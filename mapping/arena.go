@@ -22,6 +22,7 @@ type Arena struct {
 	n       []types.AttributeValueMemberN
 	b       []byte
 	scratch []byte
+	set     attrSet // an item's attributes until encoded
 }
 
 // Block sizes: big enough that allocation is rare, small enough that an
@@ -89,6 +90,32 @@ func (a *Arena) encode(attrs map[string]types.AttributeValue) []byte {
 	body := a.bytes(buf)
 	a.keep(buf)
 	return body
+}
+
+// encodeSet returns the encoding of attrs, copied into the arena.
+func (a *Arena) encodeSet(attrs attrSet) []byte {
+	buf := attrs.appendJSON(a.buffer())
+	body := a.bytes(buf)
+	a.keep(buf)
+	return body
+}
+
+// attrSet returns an empty attribute set with room for n: the arena's,
+// reused from item to item (nil arena: a new one).
+func (a *Arena) attrSet(n int) attrSet {
+	if a == nil {
+		return make(attrSet, 0, n)
+	}
+	return a.set[:0]
+}
+
+// keepSet hands the attribute set back after the item is made, cleared
+// so that it pins no values.
+func (a *Arena) keepSet(s attrSet) {
+	if a != nil {
+		clear(s)
+		a.set = s[:0]
+	}
 }
 
 // buffer returns the arena's scratch buffer, emptied, for rendering.

@@ -9,17 +9,19 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynafold/dynafold/ddbjson"
 	"github.com/dynafold/dynafold/value"
 )
 
 // Item is one DynamoDB item built from a source row.
 type Item struct {
+	// Attrs and Body are the item's attributes in one of two forms, never
+	// both: a build with an Arena (the migrate hot path) leaves only Body,
+	// the item encoded once as DynamoDB JSON (package ddbjson), the form
+	// BatchWriteItem sends; other builds, and deletes, leave only Attrs,
+	// which a writer encodes itself. Attributes reads either form.
 	Attrs map[string]types.AttributeValue
-	// Body is Attrs encoded once as DynamoDB JSON (package ddbjson), the
-	// form BatchWriteItem sends; builds with an Arena (the migrate hot
-	// path) fill it, and a writer encodes Attrs itself where it is nil.
-	// Whoever changes Attrs after the build must set Body to nil.
-	Body []byte
+	Body  []byte
 	// Key is the item's primary key as text: partition key, NUL, sort key
 	// (numbers in canonical form, binary as raw bytes). It identifies the
 	// item for duplicate detection and for interleaving writes.
@@ -52,6 +54,22 @@ type Item struct {
 	// it had was left off unless the table's key or another index needs it.
 	// plan reports them.
 	HalfKeys []string
+}
+
+// Attributes returns the item's attributes: Attrs, or Body decoded (a new
+// map each call, for paths off the hot path: comparisons with the table,
+// fakes in tests).
+func (it *Item) Attributes() map[string]types.AttributeValue {
+	if it.Attrs != nil || it.Body == nil {
+		return it.Attrs
+	}
+	attrs, err := ddbjson.Decode(it.Body)
+	if err != nil {
+		// Body is ddbjson's encoding of a built item: not reading it
+		// back is a bug, not bad data.
+		panic(fmt.Sprintf("decoding item %q: %v", it.Key, err))
+	}
+	return attrs
 }
 
 // PartitionKey returns the partition-key part of Key.
@@ -107,15 +125,20 @@ func (e *EntityPlan) build(row value.Row, nested [][]value.Row, dst []Item, a *A
 	}
 	for i := start; i < len(dst); i++ {
 		dst[i].Part = i - start
-		if a != nil {
-			dst[i].Body = a.encode(dst[i].Attrs)
+		if a != nil && dst[i].Body == nil {
+			// Nested items are built as Attrs, added to, then encoded.
+			dst[i].Body, dst[i].Attrs = a.encode(dst[i].Attrs), nil
 		}
 	}
 	return dst, nil
 }
 
+// build makes one item of row. On the migrate hot path (an arena, and no
+// nested rows that would add to the item afterwards) the item keeps only
+// Body, its encoding; otherwise it keeps Attrs (see Item).
 func (it *ItemPlan) build(e *EntityPlan, row value.Row, a *Arena, lim limits) (Item, error) {
 	tbl := e.table
+	encode := a != nil && len(e.nests) == 0
 	n := len(it.attrs) + 2
 	if it.typeAV != nil {
 		n++
@@ -123,7 +146,7 @@ func (it *ItemPlan) build(e *EntityPlan, row value.Row, a *Arena, lim limits) (I
 	if it.ttl != nil {
 		n++
 	}
-	attrs := make(map[string]types.AttributeValue, n)
+	attrs := a.attrSet(n)
 
 	// Both key texts are rendered into one buffer and become one string,
 	// the item's Key; the key attributes are slices of it.
@@ -148,12 +171,12 @@ func (it *ItemPlan) build(e *EntityPlan, row value.Row, a *Arena, lim limits) (I
 	if pk == nil {
 		pk = a.S(key[:pkLen])
 	}
-	attrs[tbl.PK.Name] = pk
+	attrs = append(attrs, namedValue{tbl.PK.Name, pk})
 	if it.SK != nil {
 		if sk == nil {
 			sk = a.S(key[pkLen+1:])
 		}
-		attrs[tbl.SK.Name] = sk
+		attrs = append(attrs, namedValue{tbl.SK.Name, sk})
 	}
 
 	for _, at := range it.attrs {
@@ -162,11 +185,11 @@ func (it *ItemPlan) build(e *EntityPlan, row value.Row, a *Arena, lim limits) (I
 			return Item{}, e.rowError(row, at.name, err)
 		}
 		if av != nil {
-			attrs[at.name] = av
+			attrs = append(attrs, namedValue{at.name, av})
 		}
 	}
 	if it.typeAV != nil {
-		attrs[e.typeAttr] = it.typeAV
+		attrs = append(attrs, namedValue{e.typeAttr, it.typeAV})
 	}
 	if it.ttl != nil {
 		av, err := it.ttl.eval(row)
@@ -174,32 +197,38 @@ func (it *ItemPlan) build(e *EntityPlan, row value.Row, a *Arena, lim limits) (I
 			return Item{}, e.rowError(row, e.ttlAttr, err)
 		}
 		if av != nil {
-			attrs[e.ttlAttr] = av
+			attrs = append(attrs, namedValue{e.ttlAttr, av})
 		}
 	}
 	var halves []string
 	for _, h := range it.halves {
-		_, hasPK := attrs[h.pk]
-		_, hasSK := attrs[h.sk]
+		hasPK, hasSK := attrs.has(h.pk), attrs.has(h.sk)
 		if hasPK == hasSK {
 			continue
 		}
 		halves = append(halves, h.index)
 		if hasPK && h.dropPK {
-			delete(attrs, h.pk)
+			attrs = attrs.without(h.pk)
 		}
 		if hasSK && h.dropSK {
-			delete(attrs, h.sk)
+			attrs = attrs.without(h.sk)
 		}
 	}
-	size := ItemSize(attrs)
+	size := attrs.size()
 	if size > lim.item {
 		// The size alone does not say which column to fix on a wide row:
 		// name the largest attribute.
-		name, n := largestAttribute(attrs)
+		name, n := attrs.largest()
 		return Item{}, e.rowError(row, "", fmt.Errorf("item is %d bytes (largest attribute %s, %d bytes); DynamoDB items are at most %d bytes (400 KB, names included)", size, name, n, MaxItemBytes))
 	}
-	return Item{Attrs: attrs, Key: key, PKLen: pkLen, Size: size, Entity: e, Type: it.Type, HalfKeys: halves}, nil
+	item := Item{Key: key, PKLen: pkLen, Size: size, Entity: e, Type: it.Type, HalfKeys: halves}
+	if encode {
+		item.Body = a.encodeSet(attrs)
+	} else {
+		item.Attrs = attrs.toMap()
+	}
+	a.keepSet(attrs)
+	return item, nil
 }
 
 // Sentinels that let an index key be left out (the sparse rule) where a

@@ -18,6 +18,23 @@ func (t *TableSchema) DeleteItem(key string) *Item {
 	return &Item{Attrs: attrs, Key: key, PKLen: len(pk), Size: len(key), Delete: true}
 }
 
+// KeyAttributes returns an item's primary key as attribute values, made
+// from Item.Key and typed by the table's key schema: what a delete or a
+// lookup of the item needs, whichever form its attributes are in.
+func (t *TableSchema) KeyAttributes(it *Item) map[string]types.AttributeValue {
+	attrs := map[string]types.AttributeValue{t.PK.Name: t.PartitionKeyAttr(it.PartitionKey())}
+	if t.SK != nil {
+		attrs[t.SK.Name] = keyAttr(it.Key[min(it.PKLen+1, len(it.Key)):], t.SK.Type)
+	}
+	return attrs
+}
+
+// PartitionKeyAttr returns the partition key in Item.Key's text form as
+// its attribute value.
+func (t *TableSchema) PartitionKeyAttr(text string) types.AttributeValue {
+	return keyAttr(text, t.PK.Type)
+}
+
 func keyAttr(text string, typ AttrType) types.AttributeValue {
 	switch typ {
 	case TypeN:

@@ -26,11 +26,7 @@ var _ Remover = (*DynamoWriter)(nil)
 func (w *DynamoWriter) Remove(ctx context.Context, items []*mapping.Item) error {
 	keys := make([]map[string]types.AttributeValue, len(items))
 	for i, it := range items {
-		k := map[string]types.AttributeValue{w.key.pk: it.Attrs[w.key.pk]}
-		if w.key.sk != "" {
-			k[w.key.sk] = it.Attrs[w.key.sk]
-		}
-		keys[i] = k
+		keys[i] = w.schema.KeyAttributes(it)
 	}
 	d := NewDeleter(w.api, w.table)
 	d.backoff, d.sleep = w.backoff, w.sleep

@@ -38,9 +38,10 @@ type BatchWriteAPI interface {
 // It acknowledges every item before Write returns.
 type DynamoWriter struct {
 	AcksOnWrite
-	api   BatchWriteAPI
-	table string
-	key   keyNames
+	api    BatchWriteAPI
+	table  string
+	schema *mapping.TableSchema
+	key    keyNames
 	rate  *AdaptiveRate
 	// backoff and sleep are replaceable so tests run without waiting.
 	backoff Backoff
@@ -70,7 +71,7 @@ type WriterOptions struct {
 
 // NewDynamoWriter writes to table, whose key attributes are named by schema.
 func NewDynamoWriter(api BatchWriteAPI, schema *mapping.TableSchema, o WriterOptions) *DynamoWriter {
-	w := &DynamoWriter{api: api, table: schema.Name, rate: o.Rate, maxAttempts: o.MaxAttempts, sleep: o.Sleep}
+	w := &DynamoWriter{api: api, table: schema.Name, schema: schema, rate: o.Rate, maxAttempts: o.MaxAttempts, sleep: o.Sleep}
 	w.key.pk = schema.PK.Name
 	if schema.SK != nil {
 		w.key.sk = schema.SK.Name
@@ -225,7 +226,7 @@ func writeRequests(pending []*mapping.Item) []types.WriteRequest {
 			reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: it.Attrs}}
 			continue
 		}
-		puts[i].Item = it.Attrs
+		puts[i].Item = it.Attributes()
 		reqs[i] = types.WriteRequest{PutRequest: &puts[i]}
 	}
 	return reqs

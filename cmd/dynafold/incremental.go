@@ -55,7 +55,7 @@ type incrementalRun struct {
 // track wraps a sink of this run's writes, so that the key sweep queries
 // the collections they touched.
 func (r *incrementalRun) track(s sink.Sink, table *mapping.TableSchema) sink.Sink {
-	t := incremental.NewTracker(s, table.PK.Name)
+	t := incremental.NewTracker(s, table)
 	r.trackers = append(r.trackers, t)
 	return t
 }
