@@ -42,7 +42,7 @@ type DynamoWriter struct {
 	table  string
 	schema *mapping.TableSchema
 	key    keyNames
-	rate  *AdaptiveRate
+	rate   *AdaptiveRate
 	// backoff and sleep are replaceable so tests run without waiting.
 	backoff Backoff
 	sleep   func(context.Context, time.Duration) error
