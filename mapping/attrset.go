@@ -47,7 +47,8 @@ func (s attrSet) size() int {
 	return n
 }
 
-// largest is largestAttribute of the set.
+// largest returns the attribute taking the most bytes, name included (the
+// first by name on a tie), for error messages.
 func (s attrSet) largest() (string, int) {
 	name, best := "", -1
 	for _, a := range s {

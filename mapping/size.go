@@ -66,18 +66,6 @@ func ValueSize(v types.AttributeValue) int {
 	return 0
 }
 
-// largestAttribute returns the attribute taking the most bytes, name
-// included (the first by name on a tie), for error messages.
-func largestAttribute(item map[string]types.AttributeValue) (string, int) {
-	name, best := "", -1
-	for k, v := range item {
-		if n := len(k) + ValueSize(v); n > best || (n == best && k < name) {
-			name, best = k, n
-		}
-	}
-	return name, best
-}
-
 // numberSize is the size counted for a number: 2 bytes plus one per two
 // significant digits (rounded down), plus 1 for a negative number.
 //
