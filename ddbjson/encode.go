@@ -125,12 +125,16 @@ func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Runs of bytes written as they are, the common case, in a
+		// tight loop.
+		for i < len(s) && plain[s[i]] {
+			i++
+		}
+		if i == len(s) {
+			break
+		}
 		b := s[i]
 		if b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != 0x7F {
-				i++
-				continue
-			}
 			dst = append(dst, s[start:i]...)
 			switch b {
 			case '"', '\\':
@@ -168,3 +172,12 @@ func AppendString(dst []byte, s string) []byte {
 }
 
 const hex = "0123456789abcdef"
+
+// plain marks the bytes AppendString writes as they are: printable ASCII
+// other than quote and backslash.
+var plain = func() (t [256]bool) {
+	for b := 0x20; b < 0x7F; b++ {
+		t[b] = b != '"' && b != '\\'
+	}
+	return t
+}()

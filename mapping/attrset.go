@@ -16,7 +16,26 @@ type attrSet []namedValue
 
 type namedValue struct {
 	name string
+	// json is name as a JSON object key, "name":, encoded once when the
+	// mapping is compiled; empty: encoded here.
+	json string
 	v    types.AttributeValue
+}
+
+// jsonName is name as a JSON object key: "name":.
+func jsonName(name string) string {
+	return string(append(ddbjson.AppendString(nil, name), ':'))
+}
+
+// entityNames are the JSON forms of an entity's fixed attribute names.
+type entityNames struct{ pk, sk, typ, ttl string }
+
+func newEntityNames(e *EntityPlan) entityNames {
+	n := entityNames{pk: jsonName(e.table.PK.Name), typ: jsonName(e.typeAttr), ttl: jsonName(e.ttlAttr)}
+	if e.table.SK != nil {
+		n.sk = jsonName(e.table.SK.Name)
+	}
+	return n
 }
 
 func (s attrSet) index(name string) int {
@@ -76,8 +95,11 @@ func (s attrSet) appendJSON(dst []byte) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = ddbjson.AppendString(dst, a.name)
-		dst = append(dst, ':')
+		if a.json != "" {
+			dst = append(dst, a.json...)
+		} else {
+			dst = append(ddbjson.AppendString(dst, a.name), ':')
+		}
 		dst = ddbjson.AppendValue(dst, a.v)
 	}
 	return append(dst, '}')

@@ -171,12 +171,12 @@ func (it *ItemPlan) build(e *EntityPlan, row value.Row, a *Arena, lim limits) (I
 	if pk == nil {
 		pk = a.S(key[:pkLen])
 	}
-	attrs = append(attrs, namedValue{tbl.PK.Name, pk})
+	attrs = append(attrs, namedValue{tbl.PK.Name, e.names.pk, pk})
 	if it.SK != nil {
 		if sk == nil {
 			sk = a.S(key[pkLen+1:])
 		}
-		attrs = append(attrs, namedValue{tbl.SK.Name, sk})
+		attrs = append(attrs, namedValue{tbl.SK.Name, e.names.sk, sk})
 	}
 
 	for _, at := range it.attrs {
@@ -185,11 +185,11 @@ func (it *ItemPlan) build(e *EntityPlan, row value.Row, a *Arena, lim limits) (I
 			return Item{}, e.rowError(row, at.name, err)
 		}
 		if av != nil {
-			attrs = append(attrs, namedValue{at.name, av})
+			attrs = append(attrs, namedValue{at.name, at.json, av})
 		}
 	}
 	if it.typeAV != nil {
-		attrs = append(attrs, namedValue{e.typeAttr, it.typeAV})
+		attrs = append(attrs, namedValue{e.typeAttr, e.names.typ, it.typeAV})
 	}
 	if it.ttl != nil {
 		av, err := it.ttl.eval(row)
@@ -197,7 +197,7 @@ func (it *ItemPlan) build(e *EntityPlan, row value.Row, a *Arena, lim limits) (I
 			return Item{}, e.rowError(row, e.ttlAttr, err)
 		}
 		if av != nil {
-			attrs = append(attrs, namedValue{e.ttlAttr, av})
+			attrs = append(attrs, namedValue{e.ttlAttr, e.names.ttl, av})
 		}
 	}
 	var halves []string

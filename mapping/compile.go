@@ -213,6 +213,7 @@ func (c *entityCompiler) reversedOn(joined *source.Table, key, val string) strin
 func (c *entityCompiler) compile(defaults *EntityDefaults) *EntityPlan {
 	e := c.spec
 	ep := &EntityPlan{Name: c.name, table: c.plan.Table, typeAttr: c.plan.Table.TypeAttribute, ttlAttr: c.plan.Table.TTLAttribute}
+	ep.names = newEntityNames(ep)
 	ep.OnError = PolicyFail
 	if defaults != nil && defaults.OnError != "" {
 		ep.OnError = Policy(defaults.OnError)
@@ -591,6 +592,7 @@ func (c *entityCompiler) compileItem(path, name string, spec *ItemSpec, parent *
 			return
 		}
 		seen[a.name] = a.path
+		a.json = jsonName(a.name)
 		it.attrs = append(it.attrs, a)
 	}
 	reserved := func(p, name string) bool {

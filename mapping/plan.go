@@ -60,6 +60,9 @@ type EntityPlan struct {
 	table    *TableSchema
 	typeAttr string
 	ttlAttr  string
+	// names holds the JSON form ("name":) of the key, type and TTL
+	// attribute names, encoded once (see attrSet).
+	names entityNames
 	nests    []*NestPlan
 	// deps are the tables the items are built from; userWhere is the
 	// mapping's where: alone, without the soft-delete filter.
@@ -93,6 +96,8 @@ type halfKey struct {
 // attrPlan computes one non-table-key attribute.
 type attrPlan struct {
 	name string
+	// json is name as a JSON object key, "name": (see attrSet).
+	json string
 	// path is the mapping key path, for error messages.
 	path string
 	typ  AttrType
