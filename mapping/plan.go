@@ -63,7 +63,7 @@ type EntityPlan struct {
 	// names holds the JSON form ("name":) of the key, type and TTL
 	// attribute names, encoded once (see attrSet).
 	names entityNames
-	nests    []*NestPlan
+	nests []*NestPlan
 	// deps are the tables the items are built from; userWhere is the
 	// mapping's where: alone, without the soft-delete filter.
 	deps      []Dependency
