@@ -106,11 +106,16 @@ type keyQueues struct {
 	head  int
 	n     int
 	bytes int
+	// free are emptied queues, kept with their capacity: most keys come
+	// and go (a collection's items arrive together), and a queue and its
+	// growing slice per key were a third of the batcher's allocations.
+	free []*keyQueue
 }
 
 type keyQueue struct {
 	pk    string
 	items []*mapping.Item
+	next  int // items before next are taken
 }
 
 func newKeyQueues() *keyQueues { return &keyQueues{byKey: map[string]*keyQueue{}} }
@@ -119,7 +124,12 @@ func (q *keyQueues) push(it *mapping.Item) {
 	pk := it.PartitionKey()
 	kq := q.byKey[pk]
 	if kq == nil {
-		kq = &keyQueue{pk: pk}
+		if n := len(q.free); n > 0 {
+			kq, q.free = q.free[n-1], q.free[:n-1]
+			kq.pk = pk
+		} else {
+			kq = &keyQueue{pk: pk}
+		}
 		q.byKey[pk] = kq
 		q.fifo = append(q.fifo, kq)
 	}
@@ -136,15 +146,18 @@ func (q *keyQueues) take(n int) []*mapping.Item {
 		kq := q.fifo[q.head]
 		q.fifo[q.head] = nil
 		q.head++
-		batch = append(batch, kq.items[0])
-		q.bytes -= kq.items[0].Size
-		kq.items[0] = nil
-		kq.items = kq.items[1:]
+		it := kq.items[kq.next]
+		batch = append(batch, it)
+		q.bytes -= it.Size
+		kq.items[kq.next] = nil
+		kq.next++
 		q.n--
-		if len(kq.items) > 0 {
+		if kq.next < len(kq.items) {
 			q.fifo = append(q.fifo, kq)
 		} else {
 			delete(q.byKey, kq.pk)
+			kq.items, kq.next, kq.pk = kq.items[:0], 0, ""
+			q.free = append(q.free, kq)
 		}
 	}
 	if q.head > 1024 && q.head*2 > len(q.fifo) {
