@@ -34,6 +34,8 @@ type options struct {
 	scenarios    map[string]bool
 	faultItems   int
 	faultRepeat  int
+	// noopRepeat: rounds of the ceiling and the first --sizes run.
+	noopRepeat   int
 	faultLatency time.Duration
 	faultMixes   string
 	// incrementalItems sizes the incremental scenario (0 skips it).
@@ -117,6 +119,7 @@ func runCommand() *cobra.Command {
 		"scenarios to run: noop (the ceiling and the --sizes runs), alleycat, dynalite, budget, faults, incremental, export (the first --sizes dataset to a directory and to s3rver)")
 	f.IntVar(&o.faultItems, "fault-items", 100_000, "items to migrate into dynalite through the fault proxy, once per fault mix")
 	f.IntVar(&o.faultRepeat, "fault-repeat", 1, "runs of each fault mix; the table shows the median")
+	f.IntVar(&o.noopRepeat, "noop-repeat", 1, "rounds of the ceiling and the first --sizes run, taken in turn; the table and ratios show the medians")
 	f.DurationVar(&o.faultLatency, "fault-latency", 5*time.Millisecond, "maximum latency the fault proxy adds to each write")
 	f.IntVar(&o.incrementalItems, "incremental-items", 1_000_000, "items of the incremental scenario (full migrate, then migrate --incremental with 0.1% of rows changed, into dynalite; 0 to skip)")
 	f.StringVar(&o.faultMixes, "fault-mixes", "", `only these fault mixes, by position in the table (e.g. "1,8,9"; 1 is the clean run the ratios need)`)
@@ -200,7 +203,10 @@ func run(ctx context.Context, o options) error {
 }
 
 // noopRuns measures the ceiling and dynafold at each of --sizes against
-// the no-op endpoint.
+// the no-op endpoint. With --noop-repeat N the ceiling and the first size
+// run N times, in turn, and the lines and ratios are the medians: on a
+// shared virtual machine the speed of both drifts by a third within an
+// hour, and taking them in turn keeps the drift out of the ratio.
 func noopRuns(ctx context.Context, o options, work, dynafold, config string, res *results) error {
 	noop, err := startServer(ctx, filepath.Join(work, "noop.log"), filepath.Join(o.bin, "dynafold-noop"), "-addr", "{addr}")
 	if err != nil {
@@ -208,69 +214,109 @@ func noopRuns(ctx context.Context, o options, work, dynafold, config string, res
 	}
 	defer noop.stop()
 
-	var dynafoldRate, ceilingRate, dynafoldCPU, ceilingCPU float64
 	for i, size := range o.sizes {
 		dsn, err := generate(ctx, o.pgDSN, size)
 		if err != nil {
 			return err
 		}
 		table := fmt.Sprintf("bench_%d", size)
+		if err := createTable(ctx, dynafold, config, noop.URL, table); err != nil {
+			return err
+		}
+		rounds := 1
 		if i == 0 {
-			if err := createTable(ctx, dynafold, config, noop.URL, table); err != nil {
-				return err
+			rounds = max(o.noopRepeat, 1)
+		}
+		var ceilings, runs []scenario
+		for range rounds {
+			if i == 0 {
+				c, err := ceilingRun(ctx, noop.URL, table, size, o.writers)
+				if err != nil {
+					return err
+				}
+				ceilings = append(ceilings, *c)
 			}
 			conns, err := connectionsOpened(noop.URL)
 			if err != nil {
 				return err
 			}
-			m, err := runMeasured(ctx, nil, os.Args[0], "ceiling", "--endpoint", noop.URL, "--table", table,
-				"--items", strconv.Itoa(size), "--writers", strconv.Itoa(o.writers))
+			sc, err := migrate(ctx, o, work, dynafold, config, noop.URL, table, dsn, fmt.Sprintf("dynafold → no-op (%s items)", human(size)))
 			if err != nil {
 				return err
 			}
-			var c ceilingResult
-			if err := json.Unmarshal([]byte(m.Stdout), &c); err != nil {
-				return fmt.Errorf("reading ceiling result: %w", err)
-			}
-			ceilingRate = float64(c.Items) / c.Seconds
+			// Keep-alive: about one connection per writer, however many
+			// requests.
 			opened, err := connectionsOpened(noop.URL)
 			if err != nil {
 				return err
 			}
-			ceilingLine := line("ceiling: pre-built items, same SDK → no-op", c.Items, c.Seconds, m,
-				fmt.Sprintf("%d connections opened", opened-conns))
-			ceilingCPU = ceilingLine.CPUPerM
-			res.Scenarios = append(res.Scenarios, ceilingLine)
-		} else if err := createTable(ctx, dynafold, config, noop.URL, table); err != nil {
-			return err
+			sc.Note += fmt.Sprintf(", %d connections opened", opened-conns)
+			runs = append(runs, *sc)
 		}
-		conns, err := connectionsOpened(noop.URL)
-		if err != nil {
-			return err
-		}
-		sc, err := migrate(ctx, o, work, dynafold, config, noop.URL, table, dsn, fmt.Sprintf("dynafold → no-op (%s items)", human(size)))
-		if err != nil {
-			return err
-		}
-		// Keep-alive: about one connection per writer, however many
-		// requests.
-		opened, err := connectionsOpened(noop.URL)
-		if err != nil {
-			return err
-		}
-		sc.Note += fmt.Sprintf(", %d connections opened", opened-conns)
 		if i == 0 {
-			dynafoldRate, dynafoldCPU = sc.ItemsPerSec, sc.CPUPerM
+			c, d := medianLine(ceilings), medianLine(runs)
+			res.Scenarios = append(res.Scenarios, c)
+			res.Ratio = d.ItemsPerSec / c.ItemsPerSec
+			res.CPURatio = d.CPUPerM / c.CPUPerM
+			res.Scenarios = append(res.Scenarios, d)
+			continue
 		}
-		res.Scenarios = append(res.Scenarios, *sc)
-	}
-	if ceilingRate > 0 {
-		res.Ratio = dynafoldRate / ceilingRate
-	}
-	if ceilingCPU > 0 {
-		res.CPURatio = dynafoldCPU / ceilingCPU
+		res.Scenarios = append(res.Scenarios, runs[0])
 	}
 	return nil
+}
+
+// ceilingRun runs the ceiling as a child process against endpoint.
+func ceilingRun(ctx context.Context, endpoint, table string, size, writers int) (*scenario, error) {
+	conns, err := connectionsOpened(endpoint)
+	if err != nil {
+		return nil, err
+	}
+	m, err := runMeasured(ctx, nil, os.Args[0], "ceiling", "--endpoint", endpoint, "--table", table,
+		"--items", strconv.Itoa(size), "--writers", strconv.Itoa(writers))
+	if err != nil {
+		return nil, err
+	}
+	var c ceilingResult
+	if err := json.Unmarshal([]byte(m.Stdout), &c); err != nil {
+		return nil, fmt.Errorf("reading ceiling result: %w", err)
+	}
+	opened, err := connectionsOpened(endpoint)
+	if err != nil {
+		return nil, err
+	}
+	sc := line("ceiling: pre-built items, same SDK → no-op", c.Items, c.Seconds, m, fmt.Sprintf("%d connections opened", opened-conns))
+	return &sc, nil
+}
+
+// medianLine is one line of rounds, its items/s, CPU and RSS each the
+// median of the rounds (the note lists every round's items/s and CPU).
+func medianLine(rounds []scenario) scenario {
+	if len(rounds) == 1 {
+		return rounds[0]
+	}
+	med := func(f func(scenario) float64) float64 {
+		v := make([]float64, len(rounds))
+		for i, r := range rounds {
+			v[i] = f(r)
+		}
+		slices.Sort(v)
+		if n := len(v); n%2 == 0 {
+			return (v[n/2-1] + v[n/2]) / 2
+		}
+		return v[len(v)/2]
+	}
+	out := rounds[0]
+	out.ItemsPerSec = med(func(r scenario) float64 { return r.ItemsPerSec })
+	out.Seconds = float64(out.Items) / out.ItemsPerSec
+	out.CPUPerM = med(func(r scenario) float64 { return r.CPUPerM })
+	out.PeakRSSMB = med(func(r scenario) float64 { return r.PeakRSSMB })
+	parts := make([]string, len(rounds))
+	for i, r := range rounds {
+		parts[i] = fmt.Sprintf("%.0f/s %.1f CPU-s/M", r.ItemsPerSec, r.CPUPerM)
+	}
+	out.Note = fmt.Sprintf("median of %d rounds (%s); last round: %s", len(rounds), strings.Join(parts, ", "), rounds[len(rounds)-1].Note)
+	return out
 }
 
 func createTable(ctx context.Context, dynafold, config, endpoint, table string) error {
