@@ -41,8 +41,9 @@ import (
 // the probe's signing scope, is sent by the client's own HTTP client, and
 // has its response parsed by the client's own protocol and error type
 // registry, which is how the stack parses it (typed errors,
-// UnprocessedItems, ConsumedCapacity). The X-Amz-Crc32 header is checked
-// as the SDK does. Signing is batchSigner's (sigv4.go), which is tested
+// UnprocessedItems, ConsumedCapacity). The X-Amz-Crc32 header is checked,
+// and a mismatch sends the batch again (the SDK only notices it when it
+// closes the body). Signing is batchSigner's (sigv4.go), which is tested
 // against the SDK's signer and takes half its time; an endpoint shape it
 // does not cover is signed by the SDK's signer.
 //
