@@ -20,9 +20,10 @@ import (
 //
 //	{"RequestItems":{"table":[{"PutRequest":{"Item":{…}}},…]},"ReturnConsumedCapacity":"TOTAL"}
 //
-// The SDK still does everything else: endpoint resolution, credentials,
-// SigV4 signing of this body, sending, and parsing the response
-// (UnprocessedItems, ConsumedCapacity, typed errors) as for any call.
+// A real client's body is sent by DirectSender (direct.go), which learns
+// the request from the SDK once and parses answers with the SDK's own
+// protocol; fakes in tests, and requests the SDK does not sign with SigV4,
+// go through the client with withBody.
 
 // batchBody encodes pending as a BatchWriteItem request body for table.
 // Items without a pre-encoded Body (deletes, items built outside the
