@@ -132,14 +132,15 @@ func (t pgTx) Query(ctx context.Context, st source.Statement, cols []source.Colu
 	}
 	defer rows.Close()
 	var slab value.RowSlab
+	var dec *rowDecoder
 	for rows.Next() {
-		vals, err := rows.Values()
-		if err != nil {
-			return t.dsn.RedactError(err)
+		if dec == nil {
+			dec = newRowDecoder(rows, cols)
 		}
-		row := slab.Row(len(vals))
-		for i, v := range vals {
-			row[i] = decode(v, cols[i].Kind, cols[i].Elem)
+		raw := rows.RawValues()
+		row := slab.Row(len(raw))
+		if err := dec.decode(raw, row); err != nil {
+			return t.dsn.RedactError(err)
 		}
 		if err := fn(row); err != nil {
 			return err
