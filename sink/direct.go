@@ -223,36 +223,57 @@ func (s *DirectSender) request(ctx context.Context, p *probe, body []byte) (*htt
 	return req, nil
 }
 
-// parse reads resp with the client's protocol, as the SDK's
-// deserialization middleware does, and wraps a failure as its
+// parse reads resp. The common success answer is read by parseSuccess;
+// every other answer by the client's protocol, as the SDK's
+// deserialization middleware does, with a failure wrapped as its
 // ResponseErrorWrapper does (status code and request ID).
 func (s *DirectSender) parse(ctx context.Context, resp *http.Response) (*dynamodb.BatchWriteItemOutput, error) {
 	want, check, err := crc32Header(resp.Header)
 	if err != nil {
 		return nil, &smithy.DeserializationError{Err: err}
 	}
-	crc := crc32.NewIEEE()
-	body := resp.Body
-	if check {
-		resp.Body = io.NopCloser(io.TeeReader(body, crc))
+	// The whole answer is read, which also gives the connection back to
+	// the pool; the SDK's decoder reads it whole too.
+	buf := answerBuffers.Get().(*bytes.Buffer)
+	buf.Reset()
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		answerBuffers.Put(buf)
+		return nil, &smithy.DeserializationError{Err: fmt.Errorf("reading the response body: %w", err)}
 	}
+	body := buf.Bytes()
+	if check && crc32.ChecksumIEEE(body) != want {
+		err = fmt.Errorf("%w (%d, computed %d)", errChecksum, want, crc32.ChecksumIEEE(body))
+		answerBuffers.Put(buf)
+		return nil, &smithy.DeserializationError{Err: err}
+	}
+	if resp.StatusCode == http.StatusOK {
+		if out, ok := parseSuccess(body); ok {
+			if buf.Cap() <= maxKeptAnswer {
+				answerBuffers.Put(buf)
+			}
+			return out, nil
+		}
+	}
+	// The buffer is not recycled: the SDK's output may point into it.
+	raw := resp.Body
+	resp.Body = io.NopCloser(bytes.NewReader(body))
 	out := &dynamodb.BatchWriteItemOutput{}
 	err = s.opts.Protocol.DeserializeResponse(ctx, s.op, dynamodb.TypeRegistry, &smithyhttp.Response{Response: resp}, out)
-	// What the protocol left unread (nothing, normally) is drained so
-	// that the connection goes back to the pool.
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body = body
+	resp.Body = raw
 	if err != nil {
 		return nil, &awshttp.ResponseError{
 			ResponseError: &smithyhttp.ResponseError{Response: &smithyhttp.Response{Response: resp}, Err: err},
 			RequestID:     resp.Header.Get("X-Amzn-Requestid"),
 		}
 	}
-	if check && crc.Sum32() != want {
-		return nil, &smithy.DeserializationError{Err: fmt.Errorf("%w (%d, computed %d)", errChecksum, want, crc.Sum32())}
-	}
 	return out, nil
 }
+
+// answerBuffers holds response bodies while they are parsed; one larger
+// than maxKeptAnswer (UnprocessedItems echoing a large batch) is dropped.
+var answerBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxKeptAnswer = 64 << 10
 
 // crc32Header reads DynamoDB's X-Amz-Crc32 response header.
 func crc32Header(h http.Header) (uint32, bool, error) {
