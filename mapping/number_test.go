@@ -111,3 +111,27 @@ func TestNumberSizeBoundsServer(t *testing.T) {
 		}
 	}
 }
+
+// TestIntegerSizeIsNumberSize: the integer shortcut counts what the general
+// parse counts, and declines every other form.
+func TestIntegerSizeIsNumberSize(t *testing.T) {
+	general := func(s string) int {
+		neg, digits, _, err := parseDecimal(s)
+		require.NoError(t, err, s)
+		n := 2 + len(digits)/2
+		if neg && digits != "" {
+			n++
+		}
+		return n
+	}
+	for _, s := range []string{"0", "-0", "1", "-1", "10", "-100", "1200", "9223372036854775807", "-9223372036854775808",
+		"18446744073709551615", "100000000000000000000000000000000000000", "-12345678901234567890123456789012345678"} {
+		n, ok := integerSize(s)
+		require.True(t, ok, s)
+		require.Equal(t, general(s), n, s)
+	}
+	for _, s := range []string{"", "-", "00", "01", "-01", "+1", "1.0", "1e3", " 1", "1a", "--1"} {
+		_, ok := integerSize(s)
+		require.False(t, ok, s)
+	}
+}

@@ -80,6 +80,9 @@ func ValueSize(v types.AttributeValue) int {
 // exponent: it never counts less than the server, and at most one byte
 // more per number. Zero counts 2 (the server: 1).
 func numberSize(s string) int {
+	if n, ok := integerSize(s); ok {
+		return n
+	}
 	neg, digits, _, err := parseDecimal(s)
 	if err != nil {
 		// Not a valid number: DynamoDB refuses it anyway; never undercount.
@@ -90,6 +93,33 @@ func numberSize(s string) int {
 		n++
 	}
 	return n
+}
+
+// integerSize is numberSize of an integer written as integer columns
+// render it (-?[1-9][0-9]* or 0), without parseDecimal's general parse;
+// false for any other form.
+func integerSize(s string) (int, bool) {
+	neg := len(s) > 0 && s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	if s == "" || (s[0] == '0' && len(s) > 1) {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	digits := len(s)
+	for digits > 0 && s[digits-1] == '0' {
+		digits-- // trailing zeros are the exponent's
+	}
+	n := 2 + digits/2
+	if neg && digits > 0 {
+		n++
+	}
+	return n, true
 }
 
 // nestingDepth returns how deeply lists and maps nest inside v.
