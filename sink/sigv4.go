@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"hash"
 	"net"
 	"net/http"
 	"net/url"
@@ -42,15 +43,32 @@ type batchSigner struct {
 	static []canonicalHeader
 
 	mu  sync.Mutex
-	key signingKey
+	key *signingKey
 }
 
 type canonicalHeader struct{ name, value string }
 
-// signingKey is the derived key of one secret, day, region and service.
+// signingKey is the derived key of one secret, day, region and service,
+// with HMACs keyed by it: a reset HMAC starts from its saved keyed state
+// instead of hashing the key pads again.
 type signingKey struct {
 	secret, day string
 	key         []byte
+	macs        sync.Pool
+}
+
+// sum is the HMAC-SHA256 of data under the key, appended to dst.
+func (k *signingKey) sum(dst, data []byte) []byte {
+	mac, _ := k.macs.Get().(hash.Hash)
+	if mac == nil {
+		mac = hmac.New(sha256.New, k.key)
+	} else {
+		mac.Reset()
+	}
+	mac.Write(data)
+	dst = mac.Sum(dst)
+	k.macs.Put(mac)
+	return dst
 }
 
 // Headers the SDK's signer never signs (v4Internal.IgnoredHeaders).
@@ -170,10 +188,8 @@ func (s *batchSigner) sign(req *http.Request, creds aws.Credentials, payloadHash
 	toSign = append(append(toSign, scope...), '\n')
 	toSign = hex.AppendEncode(toSign, canonHash[:])
 
-	mac := hmac.New(sha256.New, s.derive(creds.SecretAccessKey, day))
-	mac.Write(toSign)
 	var sum [sha256.Size]byte
-	sig := hex.EncodeToString(mac.Sum(sum[:0]))
+	sig := hex.EncodeToString(s.derive(creds.SecretAccessKey, day).sum(sum[:0], toSign))
 
 	req.Header["Authorization"] = []string{"AWS4-HMAC-SHA256 Credential=" + creds.AccessKeyID + "/" + scope +
 		", SignedHeaders=" + string(signed) + ", Signature=" + sig}
@@ -181,18 +197,18 @@ func (s *batchSigner) sign(req *http.Request, creds aws.Credentials, payloadHash
 
 // derive returns the signing key of secret on day, derived once per day
 // (and again when the credentials change).
-func (s *batchSigner) derive(secret, day string) []byte {
+func (s *batchSigner) derive(secret, day string) *signingKey {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.key.key != nil && s.key.secret == secret && s.key.day == day {
-		return s.key.key
+	if s.key != nil && s.key.secret == secret && s.key.day == day {
+		return s.key
 	}
 	k := hmacSHA256([]byte("AWS4"+secret), day)
 	k = hmacSHA256(k, s.region)
 	k = hmacSHA256(k, s.service)
 	k = hmacSHA256(k, "aws4_request")
-	s.key = signingKey{secret: secret, day: day, key: k}
-	return k
+	s.key = &signingKey{secret: secret, day: day, key: k}
+	return s.key
 }
 
 func hmacSHA256(key []byte, data string) []byte {
