@@ -8,13 +8,8 @@
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
-bash scripts/services.sh start >/dev/null
-# shellcheck disable=SC1091
-source "${DYNAFOLD_SERVICES_DIR:-$REPO/.services}/env"
-mkdir -p bin
-go build -o bin/dynafold ./cmd/dynafold
-go build -o bin/dynafold-noop ./cmd/dynafold-noop
-go build -o bin/dynafold-bench ./cmd/dynafold-bench
+# shellcheck source=scripts/bench-tools.sh
+source scripts/bench-tools.sh
 bin/dynafold-bench run --bin bin --repo . --pg-dsn "$DYNAFOLD_TEST_PG_DSN" "$@"
 # A selection of scenarios (e.g. --scenarios incremental) leaves out the
 # live-sync runs, which are not among them.

@@ -11,13 +11,8 @@
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
-bash scripts/services.sh start >/dev/null
-# shellcheck disable=SC1091
-source "${DYNAFOLD_SERVICES_DIR:-$REPO/.services}/env"
-mkdir -p bin
-go build -o bin/dynafold ./cmd/dynafold
-go build -o bin/dynafold-noop ./cmd/dynafold-noop
-go build -o bin/dynafold-bench ./cmd/dynafold-bench
+# shellcheck source=scripts/bench-tools.sh
+source scripts/bench-tools.sh
 dsn=$(bin/dynafold-bench gen --pg-dsn "$DYNAFOLD_TEST_PG_DSN" --items 1000000)
 
 work=$(mktemp -d)
