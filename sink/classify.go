@@ -58,7 +58,7 @@ func classify(err error) errClass {
 	}
 	// A response garbled on the way: which items were processed is
 	// unknown, and puts and deletes can be sent again.
-	if errors.Is(err, errChecksum) {
+	if errors.Is(err, errChecksum) || errors.Is(err, errAnswerCut) {
 		return classTransient
 	}
 	var ptee *types.ProvisionedThroughputExceededException

@@ -99,6 +99,11 @@ var ErrViaSDK = errors.New("send through the SDK client")
 // The batch is sent again, as after a broken connection.
 var errChecksum = errors.New("response did not match its X-Amz-Crc32 checksum")
 
+// errAnswerCut: the response body could not be read to its end (the
+// connection broke after the headers). Which items were processed is
+// unknown, so the batch is sent again, as after a checksum mismatch.
+var errAnswerCut = errors.New("response body cut short")
+
 // probeRecorder is the probe's HTTP client.
 type probeRecorder struct{ req *http.Request }
 
@@ -238,7 +243,7 @@ func (s *DirectSender) parse(ctx context.Context, resp *http.Response) (*dynamod
 	buf.Reset()
 	if _, err := buf.ReadFrom(resp.Body); err != nil {
 		answerBuffers.Put(buf)
-		return nil, &smithy.DeserializationError{Err: fmt.Errorf("reading the response body: %w", err)}
+		return nil, &smithy.DeserializationError{Err: fmt.Errorf("%w: %w", errAnswerCut, err)}
 	}
 	body := buf.Bytes()
 	if check && crc32.ChecksumIEEE(body) != want {

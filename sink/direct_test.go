@@ -191,6 +191,41 @@ func TestDirectChecksumMismatchIsSentAgain(t *testing.T) {
 	require.EqualValues(t, 1, w.Stats().Retried)
 }
 
+// TestDirectCutAnswerIsSentAgain: an answer whose body breaks off after
+// the headers says nothing about which items were processed; the writer
+// sends the batch again.
+func TestDirectCutAnswerIsSentAgain(t *testing.T) {
+	var calls int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		calls++
+		body := `{"UnprocessedItems":{}}`
+		if calls == 1 {
+			// Promise more than is sent, then drop the connection.
+			w.Header().Set("Content-Length", strconv.Itoa(len(body)+10))
+			_, _ = io.WriteString(w, body)
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				_ = conn.Close()
+			}
+			return
+		}
+		_, _ = io.WriteString(w, body)
+	}))
+	defer srv.Close()
+	_, err := NewDirectSender(localClient(srv.URL)).Send(context.Background(), "t", batchBody("t", benchBatch()))
+	require.ErrorIs(t, err, errAnswerCut)
+	require.Equal(t, classTransient, classify(err))
+
+	w := NewDynamoWriter(NewReachGuard(localClient(srv.URL)), &mapping.TableSchema{Name: "t", PK: mapping.KeyAttr{Name: "PK", Type: mapping.TypeS}},
+		WriterOptions{Sleep: func(context.Context, time.Duration) error { return nil }})
+	calls = 0
+	res := &countingResults{}
+	require.NoError(t, w.Write(context.Background(), benchBatch(), res))
+	require.Equal(t, MaxBatchItems, res.acked)
+	require.Equal(t, 2, calls)
+}
+
 // TestDirectUnreachable: a refused connection is a dial error, as the
 // ReachGuard needs to wait for the endpoint.
 func TestDirectUnreachable(t *testing.T) {
