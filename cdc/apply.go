@@ -209,7 +209,7 @@ func (r *round) write(ctx context.Context, rows []*derived) error {
 			it := &d.items[i]
 			if prev, dup := r.owners[it.Key]; dup && prev != id {
 				return fmt.Errorf("two rows produce the item key %s: %q and %q (the mapping's keys are not unique for the source as it is now)",
-					keyText(it.Key), prev, id)
+					it.KeyText(), prev, id)
 			}
 			r.owners[it.Key] = id
 			puts[it.Key] = it
@@ -327,7 +327,7 @@ func (r *results) Rejected(it *mapping.Item, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.refuse == nil {
-		r.refuse = fmt.Errorf("DynamoDB refused item %s: %w", keyText(it.Key), err)
+		r.refuse = fmt.Errorf("DynamoDB refused item %s: %w", it.KeyText(), err)
 	}
 }
 
@@ -368,22 +368,4 @@ func dedupeTuples(ts [][]value.Value) [][]value.Value {
 		}
 	}
 	return out
-}
-
-// keyText shows an item key (partition key, NUL, sort key) to an operator.
-func keyText(k string) string {
-	pk, sk, ok := cutNUL(k)
-	if !ok {
-		return fmt.Sprintf("%q", pk)
-	}
-	return fmt.Sprintf("(%q, %q)", pk, sk)
-}
-
-func cutNUL(k string) (string, string, bool) {
-	for i := 0; i < len(k); i++ {
-		if k[i] == 0 {
-			return k[:i], k[i+1:], true
-		}
-	}
-	return k, "", false
 }

@@ -20,3 +20,15 @@ func TestKeyText(t *testing.T) {
 		require.Equal(t, tc.want, KeyText(tc.av))
 	}
 }
+
+func TestItemKeyText(t *testing.T) {
+	bin := &EntityPlan{table: &TableSchema{PK: KeyAttr{Name: "PK", Type: TypeS}, SK: &KeyAttr{Name: "SK", Type: TypeB}}}
+	it := &Item{Key: "tenant\x00" + "\x00\xffa", PKLen: 6, Entity: bin}
+	require.Equal(t, `("tenant", "AP9h")`, it.KeyText()) // binary in base64, as every report shows it
+
+	pkOnly := &EntityPlan{table: &TableSchema{PK: KeyAttr{Name: "PK", Type: TypeN}}}
+	require.Equal(t, `("12")`, (&Item{Key: "12", PKLen: 2, Entity: pkOnly}).KeyText())
+
+	// Without an entity (hand-made items): the key as it is held.
+	require.Equal(t, `("a", "b")`, (&Item{Key: "a\x00b", PKLen: 1}).KeyText())
+}

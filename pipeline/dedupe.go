@@ -123,7 +123,7 @@ func (d *dedupe) settleLocked(ctx context.Context, out chan<- []*mapping.Item) e
 				Entity:    self.entity,
 				SourceKey: tk.ent.plan.SourceKey(tk.row),
 				Reason: fmt.Sprintf("key collision: item key %s is also produced by entity %s, row %s; one item would silently overwrite the other",
-					describeKey(it), other.entity, other.key),
+					it.KeyText(), other.entity, other.key),
 				Row: tk.ent.plan.RowValues(tk.row),
 			}
 			if err := d.run.reject(tk, rerr); err != nil {
@@ -169,12 +169,4 @@ func (d *dedupe) scan(ctx context.Context) (map[string][]producer, error) {
 		}
 	}
 	return out, nil
-}
-
-func describeKey(it *mapping.Item) string {
-	pk := it.PartitionKey()
-	if len(it.Key) > it.PKLen {
-		return fmt.Sprintf("(%q, %q)", pk, it.Key[it.PKLen+1:])
-	}
-	return fmt.Sprintf("(%q)", pk)
 }
