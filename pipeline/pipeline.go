@@ -261,18 +261,20 @@ func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 		r.logSaved(ctx)
 	}
 	sum := r.summary(resumed)
+	err = runErr
 	switch {
 	case runErr != nil:
-		return sum, runErr
 	case flushErr != nil:
-		return sum, fmt.Errorf("saving checkpoint: %w", flushErr)
+		err = fmt.Errorf("saving checkpoint: %w", flushErr)
 	case r.interrupted.Load():
 		return sum, ErrInterrupted
+	default:
+		if ferr := job.Store.Finish(ctx); ferr != nil {
+			err = fmt.Errorf("saving checkpoint: %w", ferr)
+		}
 	}
-	if err := job.Store.Finish(ctx); err != nil {
-		return sum, fmt.Errorf("saving checkpoint: %w", err)
-	}
-	return sum, nil
+	sum.Failed = err != nil && !errors.Is(err, ErrInterrupted)
+	return sum, err
 }
 
 // Rows and items move between stages in chunks, not one by one: a channel

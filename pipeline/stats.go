@@ -90,11 +90,13 @@ type Summary struct {
 	Snapshot    source.SnapshotInfo `json:"snapshot"`
 	Resumed     bool                `json:"resumed"`
 	Interrupted bool                `json:"interrupted"`
-	Started     time.Time           `json:"started"`
-	Ended       time.Time           `json:"ended"`
-	Seconds     float64             `json:"seconds"`
-	RejectFile  string              `json:"reject_file,omitempty"`
-	Collisions  int64               `json:"key_collisions"`
+	// Failed: the run stopped on an error (Run's), not by Stop.
+	Failed     bool      `json:"failed,omitempty"`
+	Started    time.Time `json:"started"`
+	Ended      time.Time `json:"ended"`
+	Seconds    float64   `json:"seconds"`
+	RejectFile string    `json:"reject_file,omitempty"`
+	Collisions int64     `json:"key_collisions"`
 	// SplitPartsRemoved counts parts of split aggregates deleted because
 	// their row failed before its head was written; SplitPartsLeft those a
 	// sink that cannot delete left in place (logged with their rows).

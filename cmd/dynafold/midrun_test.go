@@ -43,11 +43,14 @@ func TestDynamoDBGoesAwayMidRun(t *testing.T) {
 	flags[5] = endpoint
 	require.Equal(t, "--endpoint", flags[4])
 
-	done, _, stderr := startMigrateEnv(t, s.dir, []string{"AWS_MAX_ATTEMPTS=3"}, flags...)
+	done, stdout, stderr := startMigrateEnv(t, s.dir, []string{"AWS_MAX_ATTEMPTS=3"}, flags...)
 	waitForFirstItem(t, s.client, s.table, done)
 	require.NoError(t, proxy.Close())
 	require.Equal(t, exitInterrupted, exitOf(<-done), stderr.String())
 	requireGoneMidRun(t, stderr.String(), "DynamoDB", endpoint, "set AWS_MAX_ATTEMPTS=2 to fail faster")
+	// The summary says the run failed, and what the checkpoint holds.
+	require.Regexp(t, `(?m)^run failed in \d+\.\ds `, stdout.String())
+	require.Contains(t, stdout.String(), "will be read again on resume")
 
 	r := clitest.Run(t, s.dir, nil, append([]string{"migrate", "--progress", "none"}, s.flags...)...)
 	require.Equal(t, 0, r.Code, r.Output())

@@ -91,7 +91,10 @@ func (a *app) printSummary(s *pipeline.Summary, checkpointPath string) {
 	}
 	tw.Flush()
 	state := "complete"
-	if s.Interrupted {
+	switch {
+	case s.Failed:
+		state = "failed" // the error follows on stderr
+	case s.Interrupted:
 		state = "interrupted"
 	}
 	if s.Resumed {
@@ -99,11 +102,11 @@ func (a *app) printSummary(s *pipeline.Summary, checkpointPath string) {
 	}
 	fmt.Fprintf(a.stdout, "run %s in %.1fs (this run, the table above); %s requests, %s write units; checkpoint %s\n", state, s.Seconds, n(s.Sink.Requests), n(s.Sink.WriteUnits), checkpointPath)
 	t := s.Total
-	if s.Resumed || s.Interrupted {
+	if s.Resumed || s.Interrupted || s.Failed {
 		fmt.Fprintf(a.stdout, "whole migration, as the checkpoint holds it: %s rows and %s items written, %s of the rows by earlier runs\n",
 			n(t.CheckpointRows), n(t.CheckpointItems), n(t.ResumedRows))
 	}
-	if s.Interrupted {
+	if s.Interrupted || s.Failed {
 		fmt.Fprintf(a.stdout, "the checkpoint holds %s rows as written; %s rows read ahead of it were not all acknowledged and will be read again on resume\n",
 			n(t.CheckpointRows), n(t.ReadAhead()))
 	}
