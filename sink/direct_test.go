@@ -164,21 +164,46 @@ func localClient(endpoint string) *dynamodb.Client {
 // its X-Amz-Crc32 is not trusted (which items were processed is unknown);
 // the writer sends the batch again.
 func TestDirectChecksumMismatchIsSentAgain(t *testing.T) {
+	requireBadFirstAnswerSentAgain(t, errChecksum, func(w http.ResponseWriter, body string) {
+		w.Header().Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE([]byte(body))+1), 10))
+		_, _ = io.WriteString(w, body)
+	})
+}
+
+// TestDirectCutAnswerIsSentAgain: an answer whose body breaks off after
+// the headers says nothing about which items were processed; the writer
+// sends the batch again.
+func TestDirectCutAnswerIsSentAgain(t *testing.T) {
+	requireBadFirstAnswerSentAgain(t, errAnswerCut, func(w http.ResponseWriter, body string) {
+		// Promise more than is sent, then drop the connection.
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)+10))
+		_, _ = io.WriteString(w, body)
+		if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+			_ = conn.Close()
+		}
+	})
+}
+
+// requireBadFirstAnswerSentAgain: a server whose first answer to each
+// client is spoiled by bad fails a send with want, a transient error, and
+// a writer sends the batch again and acknowledges every item.
+func requireBadFirstAnswerSentAgain(t *testing.T, want error, bad func(w http.ResponseWriter, body string)) {
+	t.Helper()
 	var calls int
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		calls++
 		body := `{"UnprocessedItems":{}}`
-		sum := crc32.ChecksumIEEE([]byte(body))
 		if calls == 1 {
-			sum++
+			bad(w, body)
+			return
 		}
-		w.Header().Set("X-Amz-Crc32", strconv.FormatUint(uint64(sum), 10))
+		w.Header().Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE([]byte(body))), 10))
 		_, _ = io.WriteString(w, body)
 	}))
 	defer srv.Close()
 	_, err := NewDirectSender(localClient(srv.URL)).Send(context.Background(), "t", batchBody("t", benchBatch()))
-	require.ErrorIs(t, err, errChecksum)
+	require.ErrorIs(t, err, want)
 	require.Equal(t, classTransient, classify(err))
 
 	w := NewDynamoWriter(NewReachGuard(localClient(srv.URL)), &mapping.TableSchema{Name: "t", PK: mapping.KeyAttr{Name: "PK", Type: mapping.TypeS}},
@@ -189,41 +214,6 @@ func TestDirectChecksumMismatchIsSentAgain(t *testing.T) {
 	require.Equal(t, MaxBatchItems, res.acked)
 	require.Equal(t, 2, calls)
 	require.EqualValues(t, 1, w.Stats().Retried)
-}
-
-// TestDirectCutAnswerIsSentAgain: an answer whose body breaks off after
-// the headers says nothing about which items were processed; the writer
-// sends the batch again.
-func TestDirectCutAnswerIsSentAgain(t *testing.T) {
-	var calls int
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		calls++
-		body := `{"UnprocessedItems":{}}`
-		if calls == 1 {
-			// Promise more than is sent, then drop the connection.
-			w.Header().Set("Content-Length", strconv.Itoa(len(body)+10))
-			_, _ = io.WriteString(w, body)
-			conn, _, err := w.(http.Hijacker).Hijack()
-			if err == nil {
-				_ = conn.Close()
-			}
-			return
-		}
-		_, _ = io.WriteString(w, body)
-	}))
-	defer srv.Close()
-	_, err := NewDirectSender(localClient(srv.URL)).Send(context.Background(), "t", batchBody("t", benchBatch()))
-	require.ErrorIs(t, err, errAnswerCut)
-	require.Equal(t, classTransient, classify(err))
-
-	w := NewDynamoWriter(NewReachGuard(localClient(srv.URL)), &mapping.TableSchema{Name: "t", PK: mapping.KeyAttr{Name: "PK", Type: mapping.TypeS}},
-		WriterOptions{Sleep: func(context.Context, time.Duration) error { return nil }})
-	calls = 0
-	res := &countingResults{}
-	require.NoError(t, w.Write(context.Background(), benchBatch(), res))
-	require.Equal(t, MaxBatchItems, res.acked)
-	require.Equal(t, 2, calls)
 }
 
 // TestDirectUnreachable: a refused connection is a dial error, as the
