@@ -273,7 +273,8 @@ func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 			err = fmt.Errorf("saving checkpoint: %w", ferr)
 		}
 	}
-	sum.Failed = err != nil && !errors.Is(err, ErrInterrupted)
+	// A run Stop ended is interrupted, whatever the stages returned.
+	sum.Failed = err != nil && !sum.Interrupted
 	return sum, err
 }
 
