@@ -1,13 +1,18 @@
-# dynafold — common tasks. `make test` and `make demo` work on a fresh
-# Debian machine with Go and Node: they install and start what they need.
+# dynafold — common tasks. `make test`, `make test-full` and `make demo`
+# work on a fresh Debian machine with Go and Node: they install and start
+# what they need. `make test` is the CI tier, `make test-full` the nightly
+# tier (see the README's "Tests").
 
-.PHONY: build test demo bench services services-stop lint test-private-dir
+.PHONY: build test test-full demo bench services services-stop lint test-private-dir
 
 build:
 	go build -o bin/dynafold ./cmd/dynafold
 
 test:
 	bash scripts/test.sh
+
+test-full:
+	bash scripts/test.sh --full
 
 demo:
 	bash scripts/demo.sh

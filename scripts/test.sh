@@ -1,16 +1,32 @@
 #!/usr/bin/env bash
-# The project's test command (`make test`): starts PostgreSQL, MariaDB and
-# dynalite when they are not running (installing what is missing), runs the
-# whole suite with the race detector and DYNAFOLD_INTEGRATION=1, so that a
-# missing service fails the run instead of skipping tests, and stops the
-# services it started. Arguments replace the default `./...`.
+# The project's test commands. Both start PostgreSQL, MariaDB, dynalite and
+# s3rver when they are not running (installing what is missing), run with
+# DYNAFOLD_INTEGRATION=1, so that a missing service fails the run instead
+# of skipping tests, stop the services they started, and end by printing
+# the 20 slowest tests from the `go test -json` events (kept in
+# test-results/, or $DYNAFOLD_TEST_RESULTS).
 #
-#   scripts/test.sh                      # everything
-#   scripts/test.sh -run TestMigrate ./cmd/...
-#   DYNAFOLD_KEEP_SERVICES=1 scripts/test.sh   # leave services running
+#   scripts/test.sh          `make test`, the CI tier: each behaviour at the
+#                            smallest size that proves it. The CLI the tests
+#                            run is a plain build, except in the end-to-end
+#                            tests marked clitest.RaceBuilt; -race on the
+#                            packages where concurrency lives.
+#   scripts/test.sh --full   `make test-full`, the nightly tier: the full
+#                            sizes, every design, -race on every package and
+#                            a race-built CLI in every test, then bounded
+#                            fuzzing of every fuzz target.
+#   scripts/test.sh [--full] -run TestMigrate ./cmd/dynafold/
+#                            any subset: the arguments go to one go test
+#   DYNAFOLD_KEEP_SERVICES=1 scripts/test.sh   leave the services running
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
+
+TIER=ci
+if [ "${1:-}" = --full ]; then
+	TIER=full
+	shift
+fi
 
 STATE="${DYNAFOLD_SERVICES_DIR:-$REPO/.services}"
 mkdir -p "$STATE"
@@ -28,7 +44,9 @@ fi
 echo $((users + 1)) >"$STATE/test.users"
 bash scripts/services.sh start >/dev/null
 flock -u 9
+BIN="$(mktemp -d "${TMPDIR:-/tmp}/dynafold-test-bin.XXXXXX")"
 leave() {
+	rm -rf "$BIN"
 	flock 9
 	local n
 	n=$(($(cat "$STATE/test.users") - 1))
@@ -43,8 +61,60 @@ trap leave EXIT
 source "$STATE/env"
 export DYNAFOLD_INTEGRATION=1
 
-if [ "$#" -eq 0 ]; then
-	# ./testdata/gen is named explicitly: go excludes testdata from ./... .
-	set -- ./... ./testdata/gen/
+# The CLI the tests run, built once for every package: plain and
+# race-built, with VCS information (TestVersion reads it back).
+started=$SECONDS
+go build -buildvcs=auto -o "$BIN/dynafold" ./cmd/dynafold &
+plain_build=$!
+go build -buildvcs=auto -race -o "$BIN/dynafold-race" ./cmd/dynafold
+wait "$plain_build"
+go build -o "$BIN/testlog" ./internal/testlog
+echo "test.sh: CLI built in $((SECONDS - started)) s (plain and race)"
+export DYNAFOLD_TEST_BINARY="$BIN/dynafold" DYNAFOLD_TEST_RACE_BINARY="$BIN/dynafold-race"
+if [ "$TIER" = full ]; then
+	export DYNAFOLD_TEST_FULL=1 DYNAFOLD_TEST_BINARY="$BIN/dynafold-race"
 fi
-go test -race -count=1 -timeout 75m "$@"
+
+RESULTS="${DYNAFOLD_TEST_RESULTS:-$REPO/test-results}"
+mkdir -p "$RESULTS"
+rm -f "$RESULTS"/*.json
+# gotest NAME ARGS...: one go test run, its events kept in NAME.json.
+gotest() {
+	local name="$1"
+	shift
+	go test -json -count=1 "$@" 2>&1 | "$BIN/testlog" -save "$RESULTS/$name.json"
+}
+
+# Where concurrency lives: these packages run under the race detector in
+# the CI tier too.
+RACE_PKGS=(./pipeline/... ./sink/... ./cdc/... ./verify/... ./export/... ./checkpoint/...
+	./incremental/... ./source/... ./internal/faultproxy/...)
+
+status=0
+started=$SECONDS
+if [ "$#" -gt 0 ]; then
+	flags=()
+	[ "$TIER" = full ] && flags=(-race)
+	gotest run "${flags[@]}" -timeout 120m "$@" || status=$?
+elif [ "$TIER" = full ]; then
+	# ./testdata/gen is named explicitly: go excludes testdata from ./... .
+	gotest full -race -timeout 150m ./... ./testdata/gen/ || status=$?
+	for target in FuzzTemplate FuzzLoad FuzzLoadMutated; do
+		gotest "fuzz-$target" -run='^$' -fuzz="^$target\$" -fuzztime="${DYNAFOLD_FUZZTIME:-60s}" ./mapping/ || status=$?
+	done
+else
+	# Every other package runs without: all of them but the race set's
+	# and the CLI's.
+	mapfile -t plain < <(comm -23 <(go list ./... ./testdata/gen/ | sort) \
+		<({ go list "${RACE_PKGS[@]}"; go list ./cmd/dynafold/; } | sort))
+	# The CLI's tests are the long pole: they start at once, beside the
+	# packages' own tests.
+	gotest cli -timeout 40m -parallel "${DYNAFOLD_TEST_PARALLEL:-4}" ./cmd/dynafold/ &
+	cli=$!
+	gotest race -race -timeout 30m "${RACE_PKGS[@]}" || status=$?
+	gotest plain -timeout 30m "${plain[@]}" || status=$?
+	wait "$cli" || status=$?
+fi
+echo "test.sh: $TIER tier tests took $((SECONDS - started)) s"
+"$BIN/testlog" -slowest 20 "$RESULTS"/*.json
+exit "$status"

@@ -165,6 +165,7 @@ func alleycatConfig(t *testing.T, replace ...string) string {
 // the right items in the right order, and racer 1's second-by-second
 // readings reassemble exactly, for the split and the gzip policies.
 func TestAlleycatPatternsAndReassembly(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		for _, policy := range []string{"split", "gzip"} {
 			t.Run(d.Name+"/"+policy, func(t *testing.T) {
@@ -281,6 +282,7 @@ func TestAlleycatPatternsAndReassembly(t *testing.T) {
 // goes to the reject file with a reason naming the row; the rest is
 // written, and the run exits 5.
 func TestAlleycatRejectsOversizedAggregates(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			dsn := d.NewDB(t)

@@ -118,6 +118,7 @@ func badRowsTable(t *testing.T, items []string) []string {
 // reject; and --max-rejects stops a run with too many. The good rows
 // around them, some exactly at the limits, are all written either way.
 func TestBadRows(t *testing.T) {
+	t.Parallel()
 	mappingText, err := os.ReadFile(clitest.RepoPath("testdata/badrows/mapping.yaml"))
 	require.NoError(t, err)
 	good := badRowsGood()

@@ -66,6 +66,7 @@ func (ds *design) query(t *testing.T, in *dynamodb.QueryInput) []map[string]type
 func sv(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 
 func TestDesignTelemetryHub(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			ds := newDesign(t, d, "telemetryhub")
@@ -90,6 +91,7 @@ func TestDesignTelemetryHub(t *testing.T) {
 }
 
 func TestDesignDuda(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			ds := newDesign(t, d, "duda")
@@ -118,6 +120,7 @@ func TestDesignDuda(t *testing.T) {
 }
 
 func TestDesignCart(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			ds := newDesign(t, d, "cart")
@@ -137,6 +140,7 @@ func TestDesignCart(t *testing.T) {
 // One tenant at a time: a run with --var tenant=N reads and writes exactly
 // that tenant, leaves the others untouched, and verify and diff scope to it.
 func TestDesignPhotosOneTenantAtATime(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			ds := newDesign(t, d, "photos")
@@ -187,6 +191,7 @@ func TestDesignPhotosOneTenantAtATime(t *testing.T) {
 
 // The sparse index holds exactly the escalated reports.
 func TestDesignDevicesSparseIndex(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			ds := newDesign(t, d, "devices")
@@ -219,6 +224,7 @@ func TestDesignDevicesSparseIndex(t *testing.T) {
 // ExpiresAt is created_at plus seven days, as epoch seconds; dynalite does
 // not implement TTL updates and table create says so.
 func TestDesignMessagesTTL(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			tg := newTarget(t, d, "configs/messages.yaml", "testdata/messages/"+d.Name+".sql")
@@ -255,6 +261,7 @@ func TestDesignMessagesTTL(t *testing.T) {
 }
 
 func TestDesignProductsVerticalPartitioning(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			ds := newDesign(t, d, "products")
@@ -274,6 +281,7 @@ func TestDesignProductsVerticalPartitioning(t *testing.T) {
 // Sharded keys read back across all shards give every vote exactly once,
 // and a rerun writes the same keys.
 func TestDesignVotesWriteSharding(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			ds := newDesign(t, d, "votes")

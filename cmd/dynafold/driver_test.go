@@ -15,6 +15,7 @@ import (
 // the file or with --source-dsn. A DSN whose form names none (key=value)
 // needs driver:.
 func TestDriverFromTheDSNForm(t *testing.T) {
+	t.Parallel()
 	const body = `
 version: 1
 source: {DSN}
@@ -57,6 +58,7 @@ entities:
 // plan's header names the table even when the mapping does not compile
 // (and the --table override when one is given).
 func TestPlanHeaderNamesTheTableOfABrokenMapping(t *testing.T) {
+	t.Parallel()
 	f := clitest.RepoPath("testdata/mappings/broken/08-undeclared-index.yaml")
 	r := clitest.Run(t, "", nil, "plan", "--config", f, "--no-target")
 	require.Equal(t, exitUsage, r.Code, r.Output())

@@ -15,6 +15,7 @@ import (
 // Every malformed mapping of the corpus fails before touching any service,
 // with exit code 2 and the message that names the key path.
 func TestBrokenMappingsExitTwo(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(clitest.RepoPath("testdata/mappings/broken/*.yaml"))
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(files), 20)
@@ -47,6 +48,7 @@ func TestBrokenMappingsExitTwo(t *testing.T) {
 // Bad flags fail before touching any service (none answers at these
 // addresses), with exit code 2 and a message naming the flag.
 func TestBadFlagsExitTwo(t *testing.T) {
+	t.Parallel()
 	config := clitest.RepoPath("configs/portfolios.yaml")
 	unreachable := []string{"--config", config, "--endpoint", "http://127.0.0.1:1", "--source-dsn", "postgres://x@127.0.0.1:1/x"}
 	for _, c := range []struct {
@@ -92,6 +94,7 @@ func writeMapping(t *testing.T, body string) string {
 // Columns are checked against the source schema: a typo is exit 2 naming
 // the key path, the column and the table.
 func TestUnknownColumnExitTwo(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			dsn := d.NewDB(t)
@@ -116,6 +119,7 @@ entities:
 // source primary key and the key attribute; the run fails (exit 1) under
 // the default policy.
 func TestNullKeyNamesTheRow(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			dsn := d.NewDB(t)
@@ -148,6 +152,7 @@ entities:
 // stops migrate before it starts (exit 2); acknowledged wrongly in
 // lint.ignore, the run itself still catches the collision.
 func TestKeyCollisionNamesBothRows(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			dsn := d.NewDB(t)

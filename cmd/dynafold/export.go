@@ -42,6 +42,7 @@ Load the files with 'dynafold table import --from <same URL>'.`,
 	f.Int("page-size", 2000, "rows per keyset page")
 	f.Int64("max-in-flight", 100_000, "source rows read but not yet in a durable file; files are closed early when the run waits on them, so this bounds both memory and how small files get")
 	f.String("checkpoint", "", "checkpoint file (default .dynafold/<table>.export.checkpoint.json)")
+	f.Duration("checkpoint-every", time.Second, "how often the checkpoint is saved (each save is one small file write)")
 	f.Bool("restart", false, "discard the checkpoint and the destination's files, and start over")
 	f.Bool("force", false, "resume a checkpoint made with a different mapping")
 	f.String("reject-file", "", "JSON-lines file for rows rejected by on_error: reject (default .dynafold/<table>.rejects.jsonl)")

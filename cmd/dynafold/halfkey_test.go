@@ -16,6 +16,7 @@ import (
 // (an index: template keying no other index); an attribute that attributes:
 // also writes is kept. Both engines.
 func TestHalfIndexKeys(t *testing.T) {
+	t.Parallel()
 	cfgBody := `
 version: 1
 source: {driver: postgres}
@@ -81,6 +82,7 @@ INSERT INTO shops VALUES (1, 'eu', 'a'), (2, 'eu', NULL), (3, NULL, 'b'), (4, NU
 // half_key: keep on an index keeps the half an item has (for readers that
 // use it); plan says so, and the other index still drops its half.
 func TestHalfIndexKeyKept(t *testing.T) {
+	t.Parallel()
 	const body = `
 version: 1
 source: {driver: postgres}

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -17,6 +15,7 @@ import (
 // DYNAFOLD_* variable of each of its flags (DYNAFOLD_CONFIG and, for
 // migrate, DYNAFOLD_MAX_WCU among them).
 func TestHelpTeaches(t *testing.T) {
+	t.Parallel()
 	for _, cmd := range [][]string{
 		{}, {"table"}, {"table", "create"}, {"plan"}, {"migrate"}, {"diff"}, {"verify"}, {"patterns"}, {"dump"}, {"version"},
 	} {
@@ -45,6 +44,7 @@ func TestHelpTeaches(t *testing.T) {
 // --config and DYNAFOLD_MAX_WCU for --max-wcu (a negative value is refused
 // as the flag's would be, before anything is opened).
 func TestEnvironmentStandsForFlags(t *testing.T) {
+	t.Parallel()
 	config := clitest.RepoPath("configs/portfolios.yaml")
 	r := clitest.Run(t, "", []string{"DYNAFOLD_CONFIG=" + config, "DYNAFOLD_MAX_WCU=-5"}, "migrate")
 	require.Equal(t, exitUsage, r.Code, r.Output())
@@ -61,12 +61,10 @@ func TestEnvironmentStandsForFlags(t *testing.T) {
 // is checked when the toolchain recorded one, and the honest "unknown"
 // otherwise.
 func TestVersion(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "dynafold")
-	build := exec.Command("go", "build", "-buildvcs=auto", "-o", bin, "./cmd/dynafold")
-	build.Dir = clitest.RepoPath(".")
-	build.Env = append(os.Environ(), "GOFLAGS=")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, string(out))
+	t.Parallel()
+	// The binary the tests run is built with -buildvcs=auto (by
+	// scripts/test.sh or clitest): what it records is what it must print.
+	bin := clitest.Binary(t)
 	meta, err := exec.Command("go", "version", "-m", bin).Output()
 	require.NoError(t, err)
 	rev := regexp.MustCompile(`(?m)^\s+build\s+vcs\.revision=([0-9a-f]+)$`).FindSubmatch(meta)
@@ -90,6 +88,7 @@ func TestVersion(t *testing.T) {
 // An --output a command cannot produce is refused (exit 2) before anything
 // is opened, instead of being ignored.
 func TestOutputACommandCannotProduce(t *testing.T) {
+	t.Parallel()
 	config := clitest.RepoPath("configs/portfolios.yaml")
 	for _, c := range []struct {
 		args []string

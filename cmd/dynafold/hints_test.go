@@ -11,6 +11,7 @@ import (
 
 // A mistyped flag gets "did you mean", as a mistyped command does.
 func TestUnknownFlagSuggestion(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string
@@ -29,6 +30,7 @@ func TestUnknownFlagSuggestion(t *testing.T) {
 // Table and column names that differ only in case are named as such (the
 // mapping's identifiers are quoted, so case matters), on both engines.
 func TestCaseOnlyNameHints(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			dsn := d.NewDB(t)
@@ -63,6 +65,7 @@ entities:
 // A join's on: written {child_column: parent_column} gets an error that
 // shows the expected form with the user's own columns.
 func TestJoinOnWrongWayRound(t *testing.T) {
+	t.Parallel()
 	d := testenv.Drivers()[0]
 	tg := newTarget(t, d, "configs/portfolios.yaml", "testdata/portfolios/"+d.Name+".sql")
 	cfg := writeMapping(t, `
@@ -85,6 +88,7 @@ entities:
 // gave, so that it creates the table the command looked for; dump says the
 // same as migrate.
 func TestMissingTableHintKeepsOverrides(t *testing.T) {
+	t.Parallel()
 	d := testenv.Drivers()[0]
 	tg := newTarget(t, d, "configs/portfolios.yaml", "testdata/portfolios/"+d.Name+".sql")
 	config := clitest.RepoPath("configs/portfolios.yaml")

@@ -1,18 +1,14 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dynafold/dynafold/internal/clitest"
 	"github.com/dynafold/dynafold/internal/testenv"
 )
 
@@ -58,6 +54,7 @@ var incrementalNestChanges = map[string]string{
 // the old parents, the key sweep (scanning the table's keys) deletes the
 // emptied collection. The table then equals a fresh full migrate.
 func TestMigrateIncrementalNestsAndEmptiedCollection(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			const config = "testdata/incremental/mapping.yaml"
@@ -168,7 +165,9 @@ var incrementalBulkChanges = map[string]string{
 // going, and reruns it: the rerun resumes the pending bounds and the
 // checkpoint, and the table converges to what a fresh full migrate writes.
 func TestMigrateIncrementalKilledResumes(t *testing.T) {
-	const bulk = 2000 // 20,000 items; the change rewrites 18,000 of them
+	t.Parallel()
+	// Portfolios of ten items each; the change rewrites nine of the ten.
+	bulk := testenv.Size(400, 2000)
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			const config = "testdata/incremental/mapping.yaml"
@@ -182,26 +181,14 @@ func TestMigrateIncrementalKilledResumes(t *testing.T) {
 
 			statePath := filepath.Join(dir, ".dynafold", tg.table+".incremental.json")
 			ckpt := filepath.Join(dir, ".dynafold", tg.table+".incremental.changes.checkpoint.json")
-			// 500 write units a second: the 18,000 rewritten items take more
-			// than half a minute, and the checkpoint is saved every second.
-			cmd := clitest.Command(context.Background(), t, dir, nil,
-				append([]string{"migrate", "--incremental", "--progress", "none", "--max-wcu", "500"}, tg.flags...)...)
-			require.NoError(t, cmd.Start())
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			killed := false
-			for !killed {
-				select {
-				case err := <-done:
-					t.Fatalf("the capped run finished before it could be killed: %v", err)
-				case <-time.After(100 * time.Millisecond):
-				}
-				if b, err := os.ReadFile(ckpt); err == nil && json.Valid(b) && hasAcked(b) {
-					require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-					<-done
-					killed = true
-				}
-			}
+			// 500 write units a second: the rewritten items take several
+			// seconds; killed once the checkpoint holds a ninth of them.
+			killWhen(t, dir, nil, func() bool {
+				// Until this run replaces it, the file is the first run's,
+				// complete.
+				doc := readCheckpoint(ckpt)
+				return !doc.Complete && doc.rows() >= int64(bulk)
+			}, append([]string{"migrate", "--incremental", "--progress", "none", "--max-wcu", "500", "--checkpoint-every", "100ms"}, tg.flags...)...)
 			b, err := os.ReadFile(statePath)
 			require.NoError(t, err)
 			var st struct {
@@ -233,10 +220,11 @@ func TestMigrateIncrementalKilledResumes(t *testing.T) {
 			require.NoError(t, json.Unmarshal(b, &rep))
 			require.True(t, rep.Summary.Resumed, "the rerun resumes the killed run's checkpoint")
 			require.Equal(t, st.Pending.Since, rep.Result.Since, "with the killed run's bounds")
-			// Uninterrupted, the run re-derives 17,995 rows: the renamed
-			// servers' 5,997 and their 11,992 databases, and the rows at the
-			// watermark (portfolios 2 and 3, s3a, d1, d6, d7).
-			require.Less(t, rep.Result.RowsRederived, int64(17995), "the rerun did not start over")
+			// Uninterrupted, the run re-derives 9*bulk-5 rows: the renamed
+			// servers' 3*bulk-3 (portfolio 106's are gone) and their
+			// 6*bulk-8 databases, and the 6 rows at the watermark
+			// (portfolios 2 and 3, s3a, d1, d6, d7).
+			require.Less(t, rep.Result.RowsRederived, int64(9*bulk-5), "the rerun did not start over")
 			// The killed run's writes are not among the collections the
 			// digests or this run's trackers know: the sweep scans the table.
 			require.Equal(t, "scan", rep.Result.SweepMode)
@@ -244,23 +232,4 @@ func TestMigrateIncrementalKilledResumes(t *testing.T) {
 			requireSameAsFreshMigrate(t, tg, config)
 		})
 	}
-}
-
-// hasAcked reports whether a checkpoint file records at least 2,000 rows
-// written by a run under way.
-func hasAcked(b []byte) bool {
-	var doc struct {
-		Complete bool `json:"complete"`
-		Shards   []struct {
-			Rows int64 `json:"rows"`
-		} `json:"shards"`
-	}
-	if json.Unmarshal(b, &doc) != nil || doc.Complete {
-		return false
-	}
-	var rows int64
-	for _, s := range doc.Shards {
-		rows += s.Rows
-	}
-	return rows >= 2000
 }

@@ -102,6 +102,7 @@ var (
 // that the incremental run writes and deletes exactly the affected items
 // and converges to what a fresh full migrate writes.
 func TestMigrateIncremental(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			const config = "testdata/incremental/mapping.yaml"
@@ -190,6 +191,7 @@ var incrementalDeletes = map[string]string{
 }
 
 func TestMigrateIncrementalFlags(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"migrate", "--overlap", "1m"},
 		{"migrate", "--no-deletes"},
@@ -227,6 +229,7 @@ func requireSameAsFreshMigrate(t *testing.T, tg *target, config string) {
 // and converges. (PostgreSQL only: the failing row is an item over 400 KB,
 // which the MySQL example's columns cannot hold.)
 func TestMigrateIncrementalFailureKeepsWatermarks(t *testing.T) {
+	t.Parallel()
 	const config = "testdata/incremental/mapping.yaml"
 	d := testenv.Drivers()[0]
 	require.Equal(t, "postgres", d.Name)
@@ -309,6 +312,7 @@ var incrementalEmptyCollection2 = map[string]string{
 // digests; and that it falls back to scanning the table when it has none.
 // The example's collections are portfolios 1 (6 items), 2 (4) and 3 (4).
 func TestMigrateIncrementalDigestSweep(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			const config = "testdata/incremental/mapping.yaml"

@@ -16,6 +16,7 @@ import (
 // acknowledged in the mapping (lint: {ignore: [check]}) it is reported as
 // acknowledged by each of them and stops none.
 func TestPlanAndMigrateAgreeOnLintErrors(t *testing.T) {
+	t.Parallel()
 	d := testenv.Drivers()[0]
 	dsn := d.NewDB(t)
 	// sku is unique in the data but not declared unique: keying items by
@@ -109,6 +110,7 @@ func checksOf(rep *plan.Report, sev plan.Severity) []string {
 // attribute name over DynamoDB's 255 bytes) is refused, and no table is
 // created.
 func TestTableCreateRefusesWhatPlanRefuses(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("a", 256)
 	cfg := writeMapping(t, `
 version: 1

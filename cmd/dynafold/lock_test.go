@@ -21,6 +21,7 @@ import (
 // lock is an flock, so it is held against other processes exactly as a
 // running migrate holds it.
 func TestSecondRunOnOneCheckpointIsRefused(t *testing.T) {
+	t.Parallel()
 	d := testenv.Drivers()[0]
 	tg := newTarget(t, d, "configs/portfolios.yaml", "testdata/portfolios/"+d.Name+".sql")
 	require.Equal(t, 0, tg.run(t, "", "table", "create").Code)
@@ -51,6 +52,7 @@ func TestSecondRunOnOneCheckpointIsRefused(t *testing.T) {
 // (paced to 1 write unit a second, so its ten items take seconds), the
 // second is refused with the first one's PID.
 func TestConcurrentMigratesShareNoCheckpoint(t *testing.T) {
+	t.Parallel()
 	d := testenv.Drivers()[0]
 	tg := newTarget(t, d, "configs/portfolios.yaml", "testdata/portfolios/"+d.Name+".sql")
 	require.Equal(t, 0, tg.run(t, "", "table", "create").Code)

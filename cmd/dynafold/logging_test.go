@@ -49,6 +49,7 @@ func messages(logs []map[string]any, level string) []string {
 // cause; info leaves out the per-request lines, and the default level
 // (warn) prints none of them.
 func TestLogLevels(t *testing.T) {
+	t.Parallel()
 	d := testenv.Drivers()[0]
 	dsn := d.NewDB(t)
 	loadScale(t, d.Name, dsn, 100) // 1,000 rows and items

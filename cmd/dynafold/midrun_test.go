@@ -33,6 +33,7 @@ func startProxy(t *testing.T, addr string) *tcpproxy.Proxy {
 // never reachable, plus that the checkpoint is kept; run again, it
 // resumes and completes.
 func TestDynamoDBGoesAwayMidRun(t *testing.T) {
+	t.Parallel()
 	d := testenv.Drivers()[0]
 	s := newScaleRun(t, d)
 	u, err := url.Parse(testenv.DynamoEndpoint(t))
@@ -62,6 +63,7 @@ func TestDynamoDBGoesAwayMidRun(t *testing.T) {
 // readers whose connections broke say so, then one warning per retry of
 // the connection, for all readers together, and one plain line at the end.
 func TestSourceGoesAwayMidRun(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			s := newScaleRun(t, d)

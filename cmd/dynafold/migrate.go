@@ -34,6 +34,7 @@ it stopped when run again with the same mapping (--restart starts over).`,
 	f.Int("page-size", pipeline.DefaultPageSize, "rows per keyset page")
 	f.Float64("max-wcu", 0, "cap on write capacity units per second (default: the table's provisioned capacity, or adaptive)")
 	f.String("checkpoint", "", "checkpoint file (default .dynafold/<table>.checkpoint.json)")
+	f.Duration("checkpoint-every", time.Second, "how often the checkpoint is saved (each save is one small file write)")
 	f.Bool("restart", false, "discard an existing checkpoint and start over")
 	f.Bool("force", false, "resume a checkpoint made with a different mapping")
 	f.String("reject-file", "", "JSON-lines file for rows rejected by on_error: reject (default .dynafold/<table>.rejects.jsonl)")
@@ -209,7 +210,8 @@ func (a *app) runOptions(readers, writers int, dsn source.DSN, rejectPath string
 		Readers: readers, Writers: writers, PageSize: a.v.GetInt("page-size"),
 		MaxRejects: maxRejects, MaxRejectsSet: maxRejects >= 0, RejectFile: rejectPath,
 		Grace: a.v.GetDuration("grace"), Stop: a.stop, ExactCounts: a.v.GetBool("exact-counts"),
-		Progress: progress, Logger: a.log,
+		FlushEvery: a.v.GetDuration("checkpoint-every"),
+		Progress:   progress, Logger: a.log,
 		// A source that goes away mid-run is waited for, then named in
 		// one line (drivers.Reach).
 		Reach:   drivers.NewReach(dsn, drivers.OpenOptions{Attempts: a.v.GetInt("source-attempts"), Logger: a.log}),
@@ -238,6 +240,8 @@ func (a *app) checkRunFlags(readers, writers int) error {
 		return fmt.Errorf("--max-rejects must be -1 (no limit) or more, not %d", a.v.GetInt64("max-rejects"))
 	case a.v.GetDuration("grace") < 0:
 		return fmt.Errorf("--grace must not be negative, not %s", a.v.GetDuration("grace"))
+	case a.v.GetDuration("checkpoint-every") < 10*time.Millisecond:
+		return fmt.Errorf("--checkpoint-every must be at least 10ms, not %s", a.v.GetDuration("checkpoint-every"))
 	}
 	switch p := a.v.GetString("progress"); p {
 	case "auto", "tty", "json", "none":

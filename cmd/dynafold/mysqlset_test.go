@@ -16,6 +16,7 @@ import (
 // the empty set leaves the attribute out, as DynamoDB has no empty sets) or
 // as a list (the empty set is an empty list).
 func TestMySQLSetColumns(t *testing.T) {
+	t.Parallel()
 	var d testenv.Driver
 	for _, x := range testenv.Drivers() {
 		if x.Name == "mysql" {

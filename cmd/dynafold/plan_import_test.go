@@ -14,6 +14,7 @@ import (
 // beside BatchWrite's; LSIs, an existing table and duplicate keys are
 // refused before any file is written.
 func TestPlanForImport(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			dsn := d.NewDB(t)

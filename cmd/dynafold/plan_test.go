@@ -56,6 +56,7 @@ var exampleArgs = map[string][]string{
 // Every example mapping plans clean against its example data: no errors
 // and no warnings, from both databases.
 func TestPlanExamplesPlanClean(t *testing.T) {
+	t.Parallel()
 	configs, err := filepath.Glob(clitest.RepoPath("configs/*.yaml"))
 	require.NoError(t, err)
 	require.NotEmpty(t, configs)
@@ -81,6 +82,7 @@ func TestPlanExamplesPlanClean(t *testing.T) {
 // The portfolio example in detail: its notes, its counts, and the target
 // described when the endpoint answers.
 func TestPlanPortfolio(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			dsn := d.NewDB(t)
@@ -127,6 +129,7 @@ func TestPlanPortfolio(t *testing.T) {
 // Mapping errors exit 2 and name the key path; the data check confirms
 // the collisions the static check predicts.
 func TestPlanMappingErrorsExitTwo(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		config string
 		want   []planFinding
@@ -161,6 +164,7 @@ func TestPlanMappingErrorsExitTwo(t *testing.T) {
 // A mapping that does not compile is reported as findings before any
 // connection is made.
 func TestPlanUncompilableMapping(t *testing.T) {
+	t.Parallel()
 	f := clitest.RepoPath("testdata/mappings/broken/08-undeclared-index.yaml")
 	want, err := os.ReadFile(strings.TrimSuffix(f, ".yaml") + ".err")
 	require.NoError(t, err)
@@ -174,6 +178,7 @@ func TestPlanUncompilableMapping(t *testing.T) {
 
 // Data that breaks DynamoDB's hard limits exits 3, naming each row.
 func TestPlanDataLimitsExitThree(t *testing.T) {
+	t.Parallel()
 	lsiNote := planFinding{"note", "index.lsi", "target.indexes.LSI1", "local index LSI1 can only be created with the table (dynafold table create does), and with it every item collection (the items of one PK value and their index entries) is limited to 10 GB; see the measured collection sizes"}
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
@@ -229,6 +234,7 @@ func TestPlanDataLimitsExitThree(t *testing.T) {
 // One GSI key value holding most items warns (exit 0): spread over the
 // load it would need more than a partition's write rate.
 func TestPlanSkewedGSIKey(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			dsn := planDB(t, d)
@@ -267,6 +273,7 @@ func TestPlanSkewedGSIKey(t *testing.T) {
 // The write units, cost and duration plan estimates, checked against a
 // hand computation and against what migrate counts writing the same data.
 func TestPlanWriteUnitsMatchMigrate(t *testing.T) {
+	t.Parallel()
 	// Item sizes: PK "PART#n" 2+6, SK "PART" 2+4, Payload 7+len,
 	// _type "part" 5+4, GSI2PK "PARTS" 6+5, GSI1PK "CAT#x" 6+5 when the
 	// category is set: 41 + len (+11).
@@ -336,6 +343,7 @@ func TestPlanWriteUnitsMatchMigrate(t *testing.T) {
 
 // With a provisioned table the duration follows its write capacity.
 func TestPlanProvisionedTargetSetsDuration(t *testing.T) {
+	t.Parallel()
 	d := testenv.Drivers()[0]
 	dsn := planDB(t, d)
 	body, err := os.ReadFile(planConfig("wcu"))

@@ -53,7 +53,11 @@ func (tg *target) run(t *testing.T, dir string, args ...string) clitest.Result {
 	return clitest.Run(t, dir, nil, append(args, tg.flags...)...)
 }
 
+// The portfolio example migrates item for item from both databases,
+// through a race-built CLI.
 func TestMigratePortfolioExactlyFromBothDatabases(t *testing.T) {
+	t.Parallel()
+	clitest.RaceBuilt(t)
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			tg := newTarget(t, d, "configs/portfolios.yaml", "testdata/portfolios/"+d.Name+".sql")

@@ -102,7 +102,10 @@ func checkpointRows(path string) int64 {
 // cap, numbers carry thousands separators, and the message printed on a
 // signal goes through the display.
 func TestHonestProgress(t *testing.T) {
-	const portfolios = 300 // 3,000 rows and items
+	// Serial, as every test on a pseudo-terminal: what is drawn depends on
+	// when the redraws fall, and other tests' load moves them.
+	portfolios := testenv.Size(100, 300) // ten rows and items each
+	rows := thousands(int64(10 * portfolios))
 	d := testenv.Drivers()[0]
 	dsn := d.NewDB(t)
 	loadScale(t, d.Name, dsn, portfolios)
@@ -115,8 +118,11 @@ func TestHonestProgress(t *testing.T) {
 	require.Equal(t, 0, r.Code, r.Output())
 	dir := t.TempDir()
 	ckpt := filepath.Join(dir, "run.checkpoint.json")
-	// 300 write units a second: about ten seconds for the whole run.
-	args := []string{"migrate", "--config", config, "--source-dsn", dsn, "--endpoint", endpoint, "--table", table, "--checkpoint", ckpt, "--max-wcu", "300"}
+	// 300 write units a second: several seconds for the whole run, whose
+	// checkpoint moves five times a second; a signal leaves the writes in
+	// flight a second, not the time they all need.
+	args := []string{"migrate", "--config", config, "--source-dsn", dsn, "--endpoint", endpoint, "--table", table, "--checkpoint", ckpt, "--max-wcu", "300",
+		"--checkpoint-every", "200ms", "--grace", "1s"}
 
 	// 1. On a terminal, interrupted once the checkpoint holds some rows.
 	p := startPTY(t, dir, nil, args...)
@@ -153,9 +159,9 @@ func TestHonestProgress(t *testing.T) {
 	// as JSON lines, the summary labelled.
 	r = clitest.Run(t, dir, nil, append(args, "--progress", "json", "--output", "text")...)
 	require.Equal(t, 0, r.Code, r.Output())
-	require.Regexp(t, `dynafold: resuming run [0-9a-f-]+ from `+regexp.QuoteMeta(ckpt)+`: `+regexp.QuoteMeta(thousands(held))+` rows of ~3,000 done \(saved `, r.Stderr)
+	require.Regexp(t, `dynafold: resuming run [0-9a-f-]+ from `+regexp.QuoteMeta(ckpt)+`: `+regexp.QuoteMeta(thousands(held))+` rows of ~`+rows+` done \(saved `, r.Stderr)
 	require.Contains(t, r.Stdout, "resumed from checkpoint")
-	require.Contains(t, r.Stdout, "whole migration, as the checkpoint holds it: 3,000 rows and 3,000 items written, "+thousands(held)+" of the rows by earlier runs")
+	require.Contains(t, r.Stdout, "whole migration, as the checkpoint holds it: "+rows+" rows and "+rows+" items written, "+thousands(held)+" of the rows by earlier runs")
 	var final map[string]any
 	for _, line := range strings.Split(r.Stderr, "\n") {
 		if strings.Contains(line, `"event":"progress"`) {
@@ -185,8 +191,8 @@ func TestHonestProgress(t *testing.T) {
 	// 3. Again, after the run completed: it says it rewrites everything.
 	r = clitest.Run(t, dir, nil, append(args, "--progress", "none", "--max-wcu", "0")...)
 	require.Equal(t, 0, r.Code, r.Output())
-	require.Regexp(t, regexp.QuoteMeta(ckpt)+` records a completed run \([0-9a-f-]+, 3,000 rows, finished [^)]+\); migrating everything again, which rewrites every item`, r.Stderr)
-	require.Regexp(t, `(?m)^\s+total\s+3,000\s+3,000\s+0\s+0`, r.Stdout, "thousands separators in the summary")
+	require.Regexp(t, regexp.QuoteMeta(ckpt)+` records a completed run \([0-9a-f-]+, `+rows+` rows, finished [^)]+\); migrating everything again, which rewrites every item`, r.Stderr)
+	require.Regexp(t, `(?m)^\s+total\s+`+rows+`\s+`+rows+`\s+0\s+0`, r.Stdout, "thousands separators in the summary")
 }
 
 // thousands formats n as the terminal output does (checked independently
@@ -198,6 +204,7 @@ func thousands(n int64) string { return pipeline.Thousands(n) }
 // TERM=dumb migrate draws no bars (no cursor movement) and prints JSON
 // status lines instead.
 func TestNoColorAndDumbTerminal(t *testing.T) {
+	// Serial: on a pseudo-terminal, as TestHonestProgress.
 	d := testenv.Drivers()[0]
 	tg := newTarget(t, d, "configs/portfolios.yaml", "testdata/portfolios/"+d.Name+".sql")
 	require.Equal(t, 0, tg.run(t, "", "table", "create").Code)

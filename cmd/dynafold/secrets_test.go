@@ -47,6 +47,7 @@ import (
 // form of each secret; every run must end with its expected exit code and
 // say what proves it got as far as intended, so the search is not vacuous.
 func TestSecrets(t *testing.T) {
+	t.Parallel()
 	endpoint := testenv.DynamoEndpoint(t)
 	aws := newAWSSecrets()
 	for _, d := range testenv.Drivers() {
@@ -255,6 +256,11 @@ func (r secretsRun) withEnv(env ...string) secretsRun {
 	return r
 }
 
+func (r secretsRun) withArgs(args ...string) secretsRun {
+	r.args = append(slices.Clone(r.args), args...)
+	return r
+}
+
 func (r secretsRun) writes(files ...string) secretsRun {
 	r.files = append(slices.Clone(r.files), files...)
 	return r
@@ -386,7 +392,7 @@ func (h *secretsHarness) runAll(t *testing.T) {
 	// DSNs that do not parse: every command with the first form (those
 	// that do not read the source succeed), then migrate with every form,
 	// by flag, from the environment and from the mapping file.
-	sourceFails := func(tag string, forms []dsnForm, codes []int, want string) {
+	sourceFails := func(tag string, forms []dsnForm, codes []int, want string, extra ...string) {
 		for _, r := range h.commands(tag, forms[0], h.endpoint, func(cmd string) []int {
 			if readsSource(cmd) {
 				return codes
@@ -398,21 +404,23 @@ func (h *secretsHarness) runAll(t *testing.T) {
 			}
 			return `.`
 		}) {
-			h.check(t, r)
+			h.check(t, r.withArgs(extra...))
 		}
 		for i, form := range forms {
 			args := withDSN(form.dsn, "migrate", "--progress", "json", "--report", h.path("fail.report.json"))
-			h.check(t, secretsCase(tag+"/migrate/"+form.name, codes, want, args...).writes("fail.report.json"))
+			h.check(t, secretsCase(tag+"/migrate/"+form.name, codes, want, args...).withArgs(extra...).writes("fail.report.json"))
 			noDSN := args[:len(args)-2]
-			h.check(t, secretsCase(tag+"/migrate env/"+form.name, codes, want, noDSN...).
+			h.check(t, secretsCase(tag+"/migrate env/"+form.name, codes, want, noDSN...).withArgs(extra...).
 				withEnv("DYNAFOLD_SOURCE_DSN="+form.dsn).writes("fail.report.json"))
 			cfg := h.mappingWithDSN(t, fmt.Sprintf("fail-%d.yaml", i), form.dsn)
-			h.check(t, secretsCase(tag+"/migrate mapping file/"+form.name, codes, want, replaceConfig(noDSN, cfg)...).writes("fail.report.json"))
+			h.check(t, secretsCase(tag+"/migrate mapping file/"+form.name, codes, want, replaceConfig(noDSN, cfg)...).withArgs(extra...).writes("fail.report.json"))
 		}
 	}
 	authFailed := map[string]string{"postgres": `password authentication failed`, "mysql": `Access denied`}[h.d.Name]
 	sourceFails("wrong password", h.wrongForms, only(exitFailure), authFailed)
-	sourceFails("source down", h.downForms, only(exitFailure), `connection refused`)
+	// Two attempts: the retry's warning is searched too, without the
+	// seven seconds of backoff five attempts take.
+	sourceFails("source down", h.downForms, only(exitFailure), `connection refused`, "--source-attempts", "2")
 	// A DSN that does not parse is refused before connecting, as invalid
 	// usage.
 	sourceFails("bad dsn", h.badForms, only(exitUsage), `(?i)invalid (PostgreSQL DSN|MySQL DSN|mysql:// URL)`)

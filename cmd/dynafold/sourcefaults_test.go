@@ -104,15 +104,17 @@ func exitOf(err error) int {
 	return 0
 }
 
-// scaleRun is a 30,000-row portfolio migration set up in a fresh
-// database and table, read in small pages so that it lasts a few seconds.
+// scaleRun is a portfolio migration set up in a fresh database and table,
+// read in small pages so that it lasts a few seconds: 6,000 rows under a
+// --max-wcu cap in the CI tier, 30,000 at full speed in the full tier.
 type scaleRun struct {
 	driver, dsn, table, dir string
 	client                  *dynamodb.Client
 	flags                   []string
 }
 
-const faultPortfolios = 3000
+// faultPortfolios is the portfolios of a scaleRun, ten rows each.
+var faultPortfolios = testenv.Size(600, 3000)
 
 func newScaleRun(t *testing.T, d testenv.Driver) *scaleRun {
 	t.Helper()
@@ -120,9 +122,14 @@ func newScaleRun(t *testing.T, d testenv.Driver) *scaleRun {
 	loadScale(t, d.Name, s.dsn, faultPortfolios)
 	testenv.DeleteTableOnCleanup(t, s.client, s.table)
 	s.flags = []string{"--config", clitest.RepoPath("configs/portfolios.yaml"), "--source-dsn", s.dsn,
-		"--endpoint", testenv.DynamoEndpoint(t), "--table", s.table, "--page-size", "300", "--concurrency", "2"}
+		"--endpoint", testenv.DynamoEndpoint(t), "--table", s.table, "--page-size", fmt.Sprint(testenv.Size(100, 300)), "--concurrency", "2"}
 	r := clitest.Run(t, s.dir, nil, append([]string{"table", "create"}, s.flags[:8]...)...)
 	require.Equal(t, 0, r.Code, r.Output())
+	if !testenv.Full() {
+		// About 11,400 write units (servers and databases go to GSI1 too):
+		// four seconds.
+		s.flags = append(s.flags, "--max-wcu", "3000")
+	}
 	return s
 }
 
@@ -131,6 +138,7 @@ func newScaleRun(t *testing.T, d testenv.Driver) *scaleRun {
 // every row exactly once, counts the reconnections, and the table is
 // exact.
 func TestSourceConnectionKilledIsReadAgain(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			s := newScaleRun(t, d)
@@ -160,6 +168,7 @@ func TestSourceConnectionKilledIsReadAgain(t *testing.T) {
 // of attempts: the run exits 4 with its checkpoint saved, and a later run
 // resumes it and completes with nothing lost or duplicated.
 func TestSourceKeepsFailingThenResumes(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			s := newScaleRun(t, d)
@@ -198,6 +207,7 @@ func TestSourceKeepsFailingThenResumes(t *testing.T) {
 // began, with no half collection of either. (MySQL cannot share a snapshot
 // between connections; source/snapshot_test.go proves what it guarantees.)
 func TestPostgresReadersShareOneSnapshot(t *testing.T) {
+	t.Parallel()
 	d := testenv.Drivers()[0]
 	require.Equal(t, "postgres", d.Name)
 	s := newScaleRun(t, d)
@@ -245,6 +255,7 @@ COMMIT;`, n, old))
 // through a function with side effects (both databases) or a
 // data-modifying CTE (PostgreSQL), fails and the source is untouched.
 func TestQueryEntityCannotWriteToTheSource(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			dsn := d.NewDB(t)
@@ -298,6 +309,7 @@ entities:
 // way through the CLI: a table, its columns and a joined parent named with
 // quotes, backticks, semicolons and spaces migrate correctly.
 func TestHostileIdentifiersMigrate(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			dsn := d.NewDB(t)

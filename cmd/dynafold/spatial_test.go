@@ -13,6 +13,7 @@ import (
 // the generated SQL), as GeoJSON with type: M (ST_AsGeoJSON), never as
 // their stored bytes; plan says what each becomes.
 func TestSpatialColumns(t *testing.T) {
+	t.Parallel()
 	var d testenv.Driver
 	for _, x := range testenv.Drivers() {
 		if x.Name == "mysql" {

@@ -98,6 +98,7 @@ func serverNumberSize(s string) int {
 }
 
 func TestServerNumberSize(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]int{"407.5": 4, "4075": 3, "0.001": 2, "1E+100": 2, "-1": 3, "0": 1, "12": 2, "120": 3, "0.12": 2} {
 		require.Equal(t, want, serverNumberSize(in), in)
 	}
@@ -191,6 +192,7 @@ func checkAggregates(t *testing.T, client *dynamodb.Client, table string, want m
 // rule, read back from the table, and the readings of every result
 // reassemble to the source's in order. plan reports the split.
 func TestSplitAggregatesFitTheirLimit(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			dsn := d.NewDB(t)
@@ -208,6 +210,12 @@ func TestSplitAggregatesFitTheirLimit(t *testing.T) {
 				{"max_bytes_6000", "6000", 6000},
 			} {
 				t.Run(c.name, func(t *testing.T) {
+					if d.Name == "mysql" && c.maxBytes != "6000" {
+						// Splitting is the same code whatever the engine: the
+						// CI tier splits MariaDB's rows at the smallest limit,
+						// into the most parts.
+						testenv.FullTierOnly(t, "the 400 KB limits are split from PostgreSQL's rows in the CI tier")
+					}
 					line := ""
 					if c.maxBytes != "" {
 						line = "max_bytes: " + c.maxBytes
@@ -256,6 +264,7 @@ var stressNumbers = []string{
 // refusal: dynafold never counts a number smaller than the server does.
 // The same numbers split (no max_bytes) are written too.
 func TestNumberSizesAtTheLimit(t *testing.T) {
+	t.Parallel()
 	// Row 1 is measured and padded to the limit; row 2 is over it even
 	// without a pad and splits in two or more parts.
 	const children, children2 = 24000, 40000
@@ -386,6 +395,7 @@ func startDynalite(t *testing.T, kb int) string {
 // are up to 14,000 bytes) leaves no head item: the parts it wrote are
 // deleted, and every head in the table has all of its parts.
 func TestSplitRowFailingMidAggregate(t *testing.T) {
+	t.Parallel()
 	endpoint := startDynalite(t, 10)
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
@@ -476,6 +486,7 @@ func dynamoClientAt(t *testing.T, endpoint string) *dynamodb.Client {
 // A max_bytes too small for one reading and a part's own key and
 // attributes: plan reports limit.split_part and exits 3.
 func TestPlanSplitPartOverLimit(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			dsn := d.NewDB(t)

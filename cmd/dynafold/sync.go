@@ -53,6 +53,7 @@ on_error: fail) · 2 invalid usage, mapping or a missing prerequisite ·
 	f.Int("page-size", pipeline.DefaultPageSize, "initial load: rows per keyset page")
 	f.Float64("max-wcu", 0, "cap on write capacity units per second (default: the table's provisioned capacity, or adaptive)")
 	f.String("checkpoint", "", "sync checkpoint (default .dynafold/<table>.sync.json; the row index and load checkpoint sit beside it)")
+	f.Duration("checkpoint-every", time.Second, "initial load: how often its checkpoint is saved")
 	f.String("slot", "", "replication slot and publication name (default dynafold_<table>)")
 	f.Bool("until-caught-up", false, "exit 0 once every change committed before this command started is applied")
 	f.Bool("force", false, "go on with a sync checkpoint made with a different mapping")
@@ -224,7 +225,8 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 		StatePath: statePath, Fingerprint: fingerprint, Identity: dsn.Identity(), RunID: rep.RunID,
 	}, cdc.Options{
 		Load: pipeline.Options{Readers: readers, Writers: writers, PageSize: a.v.GetInt("page-size"),
-			RejectFile: rejectPath, Grace: a.v.GetDuration("grace"), Progress: progress},
+			RejectFile: rejectPath, Grace: a.v.GetDuration("grace"), Progress: progress,
+			FlushEvery: a.v.GetDuration("checkpoint-every")},
 		Writers: writers, RoundChanges: a.v.GetInt("round-changes"), UntilCaughtUp: a.v.GetBool("until-caught-up"),
 		Force: a.v.GetBool("force"), Stop: a.stop, Grace: a.v.GetDuration("grace"),
 		Status: status, RejectFile: rejectPath, Logger: a.log, Fence: a.v.GetDuration("fence"),

@@ -29,32 +29,37 @@ import (
 	"github.com/dynafold/dynafold/internal/testenv"
 )
 
-// bulkPortfolios adds 100 portfolios, 2,000 servers and 40,000 databases,
-// so that the initial load takes long enough to be killed.
-func bulkPortfolios(driver string) string {
+// bulkPortfolios adds 100 portfolios, databases/20 servers and databases
+// databases, so that the initial load has something to be killed in.
+func bulkPortfolios(driver string, databases int) string {
+	servers := databases / 20
 	if driver == "postgres" {
-		return `INSERT INTO portfolios SELECT g, 'P' || g FROM generate_series(100, 199) g;
-INSERT INTO servers SELECT 'S' || g, 100 + g % 100 FROM generate_series(1, 2000) g;
-INSERT INTO "databases" SELECT 'D' || g, 'S' || (1 + g % 2000) FROM generate_series(1, 40000) g;`
+		return fmt.Sprintf(`INSERT INTO portfolios SELECT g, 'P' || g FROM generate_series(100, 199) g;
+INSERT INTO servers SELECT 'S' || g, 100 + g %% 100 FROM generate_series(1, %[1]d) g;
+INSERT INTO "databases" SELECT 'D' || g, 'S' || (1 + g %% %[1]d) FROM generate_series(1, %[2]d) g;`, servers, databases)
 	}
-	return `SET SESSION max_recursive_iterations = 100000;
+	return fmt.Sprintf(`SET SESSION max_recursive_iterations = 100000;
 INSERT INTO portfolios WITH RECURSIVE s(g) AS (SELECT 100 UNION ALL SELECT g + 1 FROM s WHERE g < 199) SELECT g, CONCAT('P', g) FROM s;
-INSERT INTO servers WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM s WHERE g < 2000) SELECT CONCAT('S', g), 100 + g % 100 FROM s;
-INSERT INTO "databases" WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM s WHERE g < 40000) SELECT CONCAT('D', g), CONCAT('S', 1 + g % 2000) FROM s;`
+INSERT INTO servers WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM s WHERE g < %[1]d) SELECT CONCAT('S', g), 100 + g %% 100 FROM s;
+INSERT INTO "databases" WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM s WHERE g < %[2]d) SELECT CONCAT('D', g), CONCAT('S', 1 + g %% %[1]d) FROM s;`, servers, databases)
 }
 
 // TestSyncKilledConverges kills sync with SIGKILL at five moments, two
 // during the initial load and three while it streams a workload, each
 // followed by a rerun; the table still converges, nothing lost and
-// nothing resurrected.
+// nothing resurrected. A kill during the load comes shortly after the
+// load's checkpoint moved; the CI tier loads 4,200 items under a rate
+// cap, the full tier 42,000 at full speed.
 func TestSyncKilledConverges(t *testing.T) {
+	t.Parallel()
 	for _, d := range syncDrivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			t.Parallel()
 			sd := newSyncDesign(t, d, "portfolios", "testdata/sync/portfolios.yaml")
-			require.NoError(t, execScript(d.Name, sd.dsn, bulkPortfolios(d.Name)))
+			require.NoError(t, execScript(d.Name, sd.dsn, bulkPortfolios(d.Name, testenv.Size(4000, 40000))))
 			rng := rand.New(rand.NewPCG(7, 7))
 			w := newWorkload(t, d.Name, sd.dsn, "portfolios")
+			loadCkpt := filepath.Join(sd.dir, ".dynafold", sd.table+".sync.load.json")
 
 			// The workload runs throughout, in its own goroutine.
 			stop := make(chan struct{})
@@ -78,15 +83,22 @@ func TestSyncKilledConverges(t *testing.T) {
 				}
 			}()
 			kill := func(during string) {
-				// A restart after a kill waits out the fence first.
-				cmd, out := sd.start(t, "--fence", "3s", "--log-level", "info")
+				// A restart after a kill waits out the fence first: 200 ms
+				// is longer than any write of a dead run lives on loopback.
+				args := []string{"--fence", "200ms", "--log-level", "info", "--checkpoint-every", "100ms"}
+				if during == "load" && !testenv.Full() {
+					args = append(args, "--max-wcu", "2000")
+				}
+				before := readCheckpoint(loadCkpt).rows()
+				cmd, out := sd.start(t, args...)
 				if during == "stream" {
 					waitFor(t, out, `"event":"sync_status"`)
 					time.Sleep(time.Duration(100+rng.IntN(1200)) * time.Millisecond)
 				} else {
-					// The load of 42,000 items takes a few seconds.
-					waitFor(t, out, "sync starting")
-					time.Sleep(time.Duration(800+rng.IntN(1500)) * time.Millisecond)
+					require.Eventually(t, func() bool { return readCheckpoint(loadCkpt).rows() > before }, time.Minute, 20*time.Millisecond,
+						"the load's checkpoint moves; output:\n%s", out)
+					time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
+					require.NotContains(t, out.String(), "initial load complete", "killed during the load")
 				}
 				require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 				_ = cmd.Wait()
@@ -144,6 +156,7 @@ func failAfter(t *testing.T, n int64) string {
 // commit. The slot's confirmed position and the checkpoint's never pass a
 // transaction whose item is not in the table; the rerun converges.
 func TestSyncConfirmsOnlyWhatIsWritten(t *testing.T) {
+	t.Parallel()
 	for _, d := range pgOnly() {
 		t.Run(d.Name, func(t *testing.T) {
 			t.Parallel()
@@ -217,6 +230,7 @@ func lsnLE(a, b string) bool {
 // mapped column dropped stops sync with exit 1 naming the table and the
 // column, and the state is kept.
 func TestSyncStopsOnSchemaChange(t *testing.T) {
+	t.Parallel()
 	for _, d := range syncDrivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			t.Parallel()
@@ -245,6 +259,7 @@ func TestSyncStopsOnSchemaChange(t *testing.T) {
 // TestSyncRefusals: what sync cannot do is refused before anything is
 // created, with exit 2 and the fix.
 func TestSyncRefusals(t *testing.T) {
+	t.Parallel()
 	for _, d := range pgOnly() {
 		t.Run(d.Name, func(t *testing.T) {
 			t.Parallel()
@@ -289,6 +304,7 @@ func TestSyncRefusals(t *testing.T) {
 // TestSyncCleanupLeavesNothing: after sync cleanup no slot, publication or
 // state file remains.
 func TestSyncCleanupLeavesNothing(t *testing.T) {
+	t.Parallel()
 	for _, d := range pgOnly() {
 		t.Run(d.Name, func(t *testing.T) {
 			t.Parallel()

@@ -60,6 +60,7 @@ func (s *importStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestTableImportSendsTheMappingsTable(t *testing.T) {
+	t.Parallel()
 	stub := &importStub{}
 	srv := httptest.NewServer(stub)
 	defer srv.Close()
@@ -107,6 +108,7 @@ func TestTableImportSendsTheMappingsTable(t *testing.T) {
 // ImportTable cannot create LSIs or write into an existing table: both are
 // refused (exit 2) before any import starts.
 func TestTableImportRefusals(t *testing.T) {
+	t.Parallel()
 	t.Run("lsi", func(t *testing.T) {
 		stub := &importStub{}
 		srv := httptest.NewServer(stub)

@@ -22,6 +22,7 @@ func lastLine(s string) string {
 // attempt is one warning as it happens, and the run ends with one plain
 // line naming the endpoint, the cause, the attempts and how to fail faster.
 func TestUnreachableDynamoDB(t *testing.T) {
+	t.Parallel()
 	endpoint := "http://127.0.0.1:" + closedPort(t)
 	config := clitest.RepoPath("configs/portfolios.yaml")
 	d := testenv.Drivers()[0]
@@ -63,6 +64,7 @@ func trimAfter(msgs []string, sep string) []string {
 // with --source-attempts; and a database that does not exist is one clean
 // line, without the driver's per-attempt repetitions or TLS fallback.
 func TestUnreachableSource(t *testing.T) {
+	t.Parallel()
 	config := clitest.RepoPath("configs/portfolios.yaml")
 	endpoint := testenv.DynamoEndpoint(t)
 	port := closedPort(t)

@@ -66,6 +66,7 @@ func keys(fs []verify.Finding) []verify.Key {
 func sav(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 
 func TestVerifyAndDiffAfterCleanMigration(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			tg := migrated(t, d)
@@ -120,6 +121,7 @@ func tamperPortfolio(t *testing.T, tg *target) {
 }
 
 func TestVerifyDiffAndPruneAfterTampering(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			tg := migrated(t, d)
@@ -175,6 +177,7 @@ func TestVerifyDiffAndPruneAfterTampering(t *testing.T) {
 }
 
 func TestDiffShowsSourceChangesBeforeMigrate(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			tg := migrated(t, d)
@@ -221,6 +224,7 @@ func TestDiffShowsSourceChangesBeforeMigrate(t *testing.T) {
 }
 
 func TestVerifySampleIsRepeatable(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			tg := migrated(t, d)
@@ -241,6 +245,7 @@ func TestVerifySampleIsRepeatable(t *testing.T) {
 }
 
 func TestMigrateDryRunOnEmptyTable(t *testing.T) {
+	t.Parallel()
 	d := testenv.Drivers()[0]
 	tg := newTarget(t, d, "configs/portfolios.yaml", "testdata/portfolios/"+d.Name+".sql")
 	r := tg.run(t, "", "table", "create")

@@ -13,6 +13,7 @@ import (
 // when: {column: c, is_null: true} puts only the rows whose column is NULL
 // in the index (a sparse index of unassigned devices), on both engines.
 func TestWhenIsNull(t *testing.T) {
+	t.Parallel()
 	for _, d := range testenv.Drivers() {
 		t.Run(d.Name, func(t *testing.T) {
 			dsn := d.NewDB(t)

@@ -1,6 +1,14 @@
 // Package clitest runs the dynafold binary in tests, the way an operator
-// would: it builds cmd/dynafold once per test process and runs it with
-// arguments and environment, capturing output and the exit code.
+// would: it runs the CLI with arguments and environment, capturing output
+// and the exit code.
+//
+// The binary is a plain build: the work happens in the CLI process, and a
+// race-instrumented CLI costs every test several times its run. A small
+// named set of end-to-end tests (RaceBuilt) runs a race-built CLI instead,
+// and the full tier runs every test against one (DYNAFOLD_TEST_BINARY
+// pointing at a race build). scripts/test.sh builds both once for all
+// packages and names them in the environment; without it, each is built
+// on first use, once per test process.
 package clitest
 
 import (
@@ -17,39 +25,77 @@ import (
 	"time"
 )
 
+// build is one binary built on first use.
+type build struct {
+	env  string   // the variable naming a prebuilt binary
+	args []string // extra go build arguments
+	once sync.Once
+	path string
+	err  error
+}
+
 var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
+	plain = &build{env: "DYNAFOLD_TEST_BINARY"}
+	race  = &build{env: "DYNAFOLD_TEST_RACE_BINARY", args: []string{"-race"}}
+	// raceTests holds the names of tests marked by RaceBuilt.
+	raceTests sync.Map
 )
 
-// Binary returns the path of a dynafold binary built from this checkout
-// (with the race detector when the tests use it).
-func Binary(t testing.TB) string {
+func (b *build) get(t testing.TB) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "dynafold-bin-")
-		if err != nil {
-			buildErr = err
+	b.once.Do(func() {
+		if p := os.Getenv(b.env); p != "" {
+			b.path, b.err = filepath.Abs(p)
 			return
 		}
-		binPath = filepath.Join(dir, "dynafold")
-		args := []string{"build", "-o", binPath}
-		if raceEnabled {
-			args = append(args, "-race")
+		dir, err := os.MkdirTemp("", "dynafold-bin-")
+		if err != nil {
+			b.err = err
+			return
 		}
-		args = append(args, "./cmd/dynafold")
+		b.path = filepath.Join(dir, "dynafold")
+		args := append(append([]string{"build", "-buildvcs=auto", "-o", b.path}, b.args...), "./cmd/dynafold")
 		cmd := exec.Command("go", args...)
 		cmd.Dir = repoRoot()
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			buildErr = errors.New("go build ./cmd/dynafold: " + err.Error() + "\n" + string(out))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.err = errors.New("go " + strings.Join(args, " ") + ": " + err.Error() + "\n" + string(out))
 		}
 	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	return binPath
+	return b.path
+}
+
+// Binary returns the dynafold binary tests run: $DYNAFOLD_TEST_BINARY, or
+// a plain build of this checkout.
+func Binary(t testing.TB) string { return plain.get(t) }
+
+// RaceBinary returns a race-built dynafold: $DYNAFOLD_TEST_RACE_BINARY,
+// or a build of this checkout with -race.
+func RaceBinary(t testing.TB) string { return race.get(t) }
+
+// RaceBuilt makes t and its subtests run the race-built CLI: the named
+// end-to-end tests where the CLI's concurrency is exercised hardest (see
+// the README's "Tests").
+func RaceBuilt(t testing.TB) {
+	raceTests.Store(t.Name(), true)
+	t.Cleanup(func() { raceTests.Delete(t.Name()) })
+}
+
+// binaryFor is the race-built CLI for a test marked by RaceBuilt (or one
+// of its parents), the plain one otherwise.
+func binaryFor(t testing.TB) string {
+	for name := t.Name(); ; {
+		if _, ok := raceTests.Load(name); ok {
+			return RaceBinary(t)
+		}
+		i := strings.LastIndexByte(name, '/')
+		if i < 0 {
+			return Binary(t)
+		}
+		name = name[:i]
+	}
 }
 
 // repoRoot finds the module root from this file's location.
@@ -99,7 +145,7 @@ func Command(ctx context.Context, t testing.TB, dir string, env []string, args .
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	cmd := exec.CommandContext(ctx, Binary(t), args...)
+	cmd := exec.CommandContext(ctx, binaryFor(t), args...)
 	cmd.Dir = dir
 	cmd.Env = append(cleanEnv(), env...)
 	return cmd

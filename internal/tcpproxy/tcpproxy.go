@@ -1,14 +1,16 @@
 // Package tcpproxy is a TCP forwarder for tests that need a server to go
 // away in the middle of a run: Close drops every connection and stops
 // listening, so that the next connection attempt is refused, as when the
-// server stops or its host goes down.
+// server stops or its host goes down. SetLatency makes the server slow to
+// answer, as across a long link.
 package tcpproxy
 
 import (
 	"errors"
-	"io"
 	"net"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // Proxy forwards connections on a local port to one target address.
@@ -20,7 +22,13 @@ type Proxy struct {
 	conns  map[net.Conn]struct{}
 	closed bool
 	wg     sync.WaitGroup
+	// latency delays what the target sends before it is forwarded.
+	latency atomic.Int64
 }
+
+// SetLatency delays every chunk the target sends by d before the client
+// gets it: each round trip to the server then takes at least d.
+func (p *Proxy) SetLatency(d time.Duration) { p.latency.Store(int64(d)) }
 
 // Start listens on 127.0.0.1 on a free port and forwards to target.
 func Start(target string) (*Proxy, error) {
@@ -58,8 +66,8 @@ func (p *Proxy) accept() {
 			return
 		}
 		p.wg.Add(2)
-		go p.pipe(c, up)
-		go p.pipe(up, c)
+		go p.pipe(c, up, true)
+		go p.pipe(up, c, false)
 	}
 }
 
@@ -76,9 +84,23 @@ func (p *Proxy) track(cs ...net.Conn) bool {
 	return true
 }
 
-func (p *Proxy) pipe(dst, src net.Conn) {
+func (p *Proxy) pipe(dst, src net.Conn, fromTarget bool) {
 	defer p.wg.Done()
-	_, _ = io.Copy(dst, src)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if d := time.Duration(p.latency.Load()); fromTarget && d > 0 {
+				time.Sleep(d)
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
 	// One side ended: end the other too, as a dead peer would.
 	dst.Close()
 	src.Close()

@@ -116,6 +116,7 @@ func uniqueName(t testing.TB, prefix string, max int) string {
 func NewPostgresDB(t testing.TB) string {
 	t.Helper()
 	base := PostgresDSN(t)
+	shareServer(t, "postgres")
 	name := uniqueName(t, "dft", 63)
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, base)
@@ -147,6 +148,7 @@ func NewPostgresDB(t testing.TB) string {
 func NewMySQLDB(t testing.TB) string {
 	t.Helper()
 	base := MySQLDSN(t)
+	shareServer(t, "mysql")
 	name := uniqueName(t, "dft", 64)
 	db, err := sql.Open("mysql", base)
 	if err != nil {

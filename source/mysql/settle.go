@@ -64,6 +64,9 @@ func (c *Changes) settleOne(ctx context.Context, before *gomysql.MariadbGTIDSet,
 	}
 	defer syncer.Close()
 	streamer, err := syncer.StartSyncGTID(before)
+	if binlogPurged(err) {
+		return nil // its binlog is purged: it committed long ago
+	}
 	if err != nil {
 		return c.src.dsn.RedactError(err)
 	}
@@ -75,6 +78,9 @@ func (c *Changes) settleOne(ctx context.Context, before *gomysql.MariadbGTIDSet,
 		ev, err := streamer.GetEvent(rctx)
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			return nil // not found in time: the binlog moved on, nothing to wait for
+		}
+		if binlogPurged(err) {
+			return nil // its binlog is purged: it committed long ago
 		}
 		if err != nil {
 			return c.src.dsn.RedactError(err)
@@ -131,4 +137,12 @@ func (c *Changes) probeRows(ctx context.Context, e *replication.RowsEvent) error
 	defer p.Close()
 	_, err = p.probe(ctx, tbl, img)
 	return err
+}
+
+// binlogPurged reports whether the server refused a binlog dump because
+// the binlog it starts in is gone (ER_MASTER_FATAL_ERROR_READING_BINLOG:
+// "Could not find GTID state requested by slave in any binlog files").
+func binlogPurged(err error) bool {
+	var me *gomysql.MyError
+	return errors.As(err, &me) && me.Code == gomysql.ER_MASTER_FATAL_ERROR_READING_BINLOG
 }

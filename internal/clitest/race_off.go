@@ -1,5 +1,0 @@
-//go:build !race
-
-package clitest
-
-const raceEnabled = false
