@@ -98,7 +98,7 @@ if [ "$#" -gt 0 ]; then
 	gotest run "${flags[@]}" -timeout 120m "$@" || status=$?
 elif [ "$TIER" = full ]; then
 	# ./testdata/gen is named explicitly: go excludes testdata from ./... .
-	gotest full -race -timeout 150m ./... ./testdata/gen/ || status=$?
+	gotest full -race -timeout 150m -parallel "${DYNAFOLD_TEST_PARALLEL:-6}" ./... ./testdata/gen/ || status=$?
 	for target in FuzzTemplate FuzzLoad FuzzLoadMutated; do
 		gotest "fuzz-$target" -run='^$' -fuzz="^$target\$" -fuzztime="${DYNAFOLD_FUZZTIME:-60s}" ./mapping/ || status=$?
 	done
