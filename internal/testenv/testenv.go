@@ -296,3 +296,66 @@ func Drivers() []Driver {
 
 // String helps subtest names.
 func (d Driver) String() string { return d.Name }
+
+// Rows runs a query and returns its rows with every value as text (NULL
+// as ""), for assertions on server state.
+func Rows(t testing.TB, driver, dsn, query string) [][]string {
+	t.Helper()
+	ctx := context.Background()
+	var out [][]string
+	switch driver {
+	case "postgres":
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		rows, err := conn.Query(ctx, query, pgx.QueryExecModeSimpleProtocol)
+		if err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+		for rows.Next() {
+			var row []string
+			for _, raw := range rows.RawValues() {
+				row = append(row, string(raw))
+			}
+			out = append(out, row)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+	case "mysql":
+		db, err := sql.Open("mysql", dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		rows, err := db.QueryContext(ctx, query)
+		if err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+		defer rows.Close()
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			raw := make([]sql.RawBytes, len(cols))
+			dest := make([]any, len(cols))
+			for i := range raw {
+				dest[i] = &raw[i]
+			}
+			if err := rows.Scan(dest...); err != nil {
+				t.Fatal(err)
+			}
+			row := make([]string, len(cols))
+			for i, b := range raw {
+				row[i] = string(b)
+			}
+			out = append(out, row)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+	default:
+		t.Fatalf("unknown driver %q", driver)
+	}
+	return out
+}
