@@ -12,6 +12,7 @@ import (
 
 	"github.com/dynafold/dynafold/checkpoint"
 	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/metrics"
 	"github.com/dynafold/dynafold/pipeline"
 	"github.com/dynafold/dynafold/sink"
 	"github.com/dynafold/dynafold/source"
@@ -38,6 +39,15 @@ type Job struct {
 	Fingerprint string
 	Identity    string
 	RunID       string
+	// SourceTransient classifies the source's errors: true for a fault a
+	// later attempt can outlive (a lost or refused connection, a server
+	// restarting), which sync waits out instead of stopping.
+	SourceTransient func(error) bool
+	// Prune deletes every item of the table that no source row produces,
+	// reading the source as it is now, and returns how many it deleted:
+	// what a resnapshot runs after its load (migrate --prune's sweep over
+	// the whole table).
+	Prune func(ctx context.Context) (int64, error)
 }
 
 // IndexPath is the row index kept beside a sync checkpoint.
@@ -75,7 +85,32 @@ type Options struct {
 	// sent may still be applied by the server, and a write of this run must
 	// not be overtaken by one of them.
 	Fence time.Duration
+	// GiveUpAfter ends sync resumably (ResumableError) when one transient
+	// fault lasts longer; 0 waits as long as it takes.
+	GiveUpAfter time.Duration
+	// OnSourceReset is what a reset source leads to: ResetStop (the
+	// default) returns a SourceResetError, ResetResnapshot loads the table
+	// again from a new slot or position and prunes what no row produces.
+	OnSourceReset string
+	// HeartbeatEvery is how often a Heartbeater change source writes its
+	// heartbeat (default 30s); it writes only when given a table.
+	HeartbeatEvery time.Duration
+	// WarnRetainedWAL is the retained log, in bytes, past which sync warns
+	// (default 1 GiB); it also warns past half of the server's limit.
+	WarnRetainedWAL int64
+	// Metrics receives sync's series (nil: none); Health its liveness and
+	// readiness (nil: none).
+	Metrics *metrics.Sync
+	Health  *metrics.Health
+	// Live, when given, is kept current for a monitor (see Live).
+	Live *Live
 }
+
+// What a reset source leads to (Options.OnSourceReset).
+const (
+	ResetStop       = "stop"
+	ResetResnapshot = "resnapshot"
+)
 
 // ErrSchemaChanged stops sync when DDL changed a mapped column.
 type SchemaError struct{ Change source.SchemaChange }
@@ -131,6 +166,19 @@ type engine struct {
 	run Counters
 	// abandoned is set when a stop gave up on writes in flight.
 	abandoned atomic.Bool
+
+	metrics *metrics.Sync
+	health  *metrics.Health
+	// beat ticks every second while sync waits, for liveness and status.
+	beat *time.Ticker
+	// fault is the transient fault being waited out, if any.
+	fault *fault
+	// live, status and stateName feed the status line and the series.
+	live      *Live
+	status    *statusNote
+	stateName atomic.Value
+	// warned is set once the retained-WAL warning was logged.
+	warned bool
 }
 
 // Check returns the prerequisites the source lacks for syncing plan.
@@ -148,7 +196,9 @@ func Unsupported(plan *mapping.Plan, tables map[source.TableRef]*source.Table) e
 	return err
 }
 
-// Run syncs until stopped (or caught up, with UntilCaughtUp).
+// Run syncs until stopped (or caught up, with UntilCaughtUp). Transient
+// faults of the source and of DynamoDB are waited out; a reset source
+// stops it or, with ResetResnapshot, loads the table again.
 func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 	if opts.Writers <= 0 {
 		opts.Writers = 8
@@ -165,11 +215,26 @@ func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 	if opts.Fence <= 0 {
 		opts.Fence = 5 * time.Second
 	}
+	if opts.HeartbeatEvery <= 0 {
+		opts.HeartbeatEvery = 30 * time.Second
+	}
+	if opts.WarnRetainedWAL <= 0 {
+		opts.WarnRetainedWAL = 1 << 30
+	}
+	if opts.OnSourceReset == "" {
+		opts.OnSourceReset = ResetStop
+	}
 	g, err := buildGraph(job.Plan, job.Tables)
 	if err != nil {
 		return nil, err
 	}
-	e := &engine{job: job, opts: opts, plan: job.Plan, graph: g, writer: job.Writer, log: opts.Logger}
+	e := &engine{job: job, opts: opts, plan: job.Plan, graph: g, writer: job.Writer, log: opts.Logger,
+		metrics: opts.Metrics, health: opts.Health, live: opts.Live, status: &statusNote{}, beat: time.NewTicker(time.Second)}
+	if e.live == nil {
+		e.live = NewLive()
+	}
+	defer e.beat.Stop()
+	e.setState(metrics.StateLoading)
 	started := time.Now()
 	sum := &Summary{Started: started.UTC(), Index: IndexPath(job.StatePath)}
 
@@ -185,6 +250,11 @@ func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 	}
 	st.Fingerprint = job.Fingerprint
 	e.state = st
+	sum.Phase = st.Phase
+	if st.Confirmed != "" {
+		pos := st.Confirmed
+		e.live.confirmed.Store(&pos)
+	}
 	if err := os.MkdirAll(dirOf(job.StatePath), 0o755); err != nil {
 		return nil, err
 	}
@@ -229,46 +299,85 @@ func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 		}
 		sum.Target = target
 	}
+	defer e.finish(sum, started)
+	for {
+		err := e.attempt(ctx, target, sum)
+		if err == nil {
+			return sum, nil
+		}
+		var reset *SourceResetError
+		if errors.As(err, &reset) && opts.OnSourceReset == ResetResnapshot {
+			err = e.resnapshot(ctx, reset)
+			if err == nil {
+				continue
+			}
+		}
+		side := e.side(err)
+		if side == notTransient {
+			return sum, err
+		}
+		if err := e.waitOut(ctx, side, err); err != nil {
+			return sum, err
+		}
+		if side == targetFault {
+			e.writer.Rearm()
+		}
+	}
+}
 
-	start, err := job.Changes.Prepare(ctx, g.needs)
+// attempt runs sync from its recorded state until it stops, fails or
+// catches up: it checks that the source is still the one recorded, loads
+// the table if it is not loaded yet, then streams. After a transient fault
+// Run calls it again.
+func (e *engine) attempt(ctx context.Context, target source.Position, sum *Summary) error {
+	st := e.state
+	changes := e.job.Changes
+	server, err := changes.Identity(ctx)
 	if err != nil {
-		return nil, err
+		return err
+	}
+	if st.Server != "" && server != st.Server {
+		return &SourceResetError{What: fmt.Sprintf("the source is another server: it was %s and is %s (a restore, or a failover to another history)", st.Server, server), Command: e.resetCommand()}
+	}
+	if st.Phase != "" {
+		lost, err := changes.Lost(ctx, st.Confirmed)
+		if err != nil {
+			return err
+		}
+		if lost != "" {
+			return &SourceResetError{What: lost, Command: e.resetCommand()}
+		}
+	}
+	start, err := changes.Prepare(ctx, e.graph.needs)
+	if err != nil {
+		return err
 	}
 	if st.Phase == phaseStream && start.Created {
-		return nil, fmt.Errorf("the replication slot (MySQL and MariaDB: the binlog file of the saved position) was gone and the stream starts again from the log's end: changes made since %s were not kept, so the table may miss them. Run dynafold sync cleanup and sync again for a full reload", st.Confirmed)
+		return &SourceResetError{What: fmt.Sprintf("the change log could not be read from %s and was started anew", st.Confirmed), Command: e.resetCommand()}
 	}
 	if st.Phase == "" || (st.Phase == phaseLoad && start.Created) {
 		st.Phase = phaseLoad
 		st.Start = start.From
 		st.Confirmed = start.From
+		e.live.confirmed.Store(&start.From)
 	}
+	st.Server = server
 	if err := e.save(); err != nil {
-		return nil, err
+		return err
 	}
 	sum.Phase = st.Phase
 	if st.Phase == phaseLoad {
-		load, err := e.load(ctx, start.Snapshot)
-		sum.Load = load
-		if load != nil {
-			e.run.LoadedItems = load.Total.ItemsWritten
+		if err := e.loadPhase(ctx, start.Snapshot, sum); err != nil {
+			return err
 		}
-		if err != nil {
-			// The load's writers may have been cut off after the grace.
-			e.abandoned.Store(errors.Is(err, pipeline.ErrInterrupted))
-			e.finish(sum, started)
-			return sum, err
-		}
-		st.Phase = phaseStream
-		if err := e.save(); err != nil {
-			return sum, err
-		}
-		_ = os.Remove(LoadPath(job.StatePath))
-		e.log.Info("initial load complete; streaming changes", "from", st.Confirmed)
 	}
 	sum.Phase = phaseStream
-	err = e.stream(ctx, target, sum)
-	e.finish(sum, started)
-	return sum, err
+	return e.stream(ctx, target, sum)
+}
+
+// resetCommand is the command that recovers a reset source.
+func (e *engine) resetCommand() string {
+	return "dynafold sync --on-source-reset=resnapshot (with this sync's other flags): a new slot or position, the initial load again, then the items no row produces are deleted"
 }
 
 func (e *engine) finish(sum *Summary, started time.Time) {
@@ -286,65 +395,6 @@ func (e *engine) save() error {
 		return fmt.Errorf("syncing the row index: %w", err)
 	}
 	return e.state.save(e.job.StatePath)
-}
-
-// load runs the initial load through the migrate pipeline, recording each
-// row's item keys in the row index before its items are written.
-func (e *engine) load(ctx context.Context, snapshotID string) (*pipeline.Summary, error) {
-	snap, err := e.job.Snapshot(ctx, snapshotID)
-	if err != nil {
-		return nil, err
-	}
-	defer snap.Close()
-	opts := e.opts.Load
-	opts.Stop = e.opts.Stop
-	opts.Logger = e.log
-	opts.OnBuilt = func(rows []pipeline.BuiltRow) error {
-		return e.index.update(func(tx *indexTx) error {
-			for _, r := range rows {
-				k := rowKey(r.Key)
-				keys := tx.keys(r.Entity.Name, k)
-				n := len(keys)
-				for i := range r.Items {
-					if !containsString(keys, r.Items[i].Key) {
-						keys = append(keys, r.Items[i].Key)
-					}
-				}
-				if len(keys) != n {
-					if err := tx.set(r.Entity.Name, k, keys); err != nil {
-						return err
-					}
-				}
-			}
-			return nil
-		})
-	}
-	store := &indexedStore{Store: checkpoint.NewFileStore(LoadPath(e.job.StatePath)), index: e.index}
-	return pipeline.Run(ctx, pipeline.Job{
-		Plan: e.plan, Snapshot: snap, Sink: e.writer, Store: store, Force: e.opts.Force,
-		Meta: checkpoint.Meta{Fingerprint: e.job.Fingerprint, Table: e.plan.Table.Name, Source: e.job.Identity, RunID: e.job.RunID},
-	}, opts)
-}
-
-// indexedStore makes the row index durable before each save of the load's
-// checkpoint.
-type indexedStore struct {
-	checkpoint.Store
-	index *rowIndex
-}
-
-func (s *indexedStore) Flush(ctx context.Context) error {
-	if err := s.index.Sync(); err != nil {
-		return err
-	}
-	return s.Store.Flush(ctx)
-}
-
-func (s *indexedStore) Finish(ctx context.Context) error {
-	if err := s.index.Sync(); err != nil {
-		return err
-	}
-	return s.Store.Finish(ctx)
 }
 
 // rowFailed applies the entity's on_error to a row that cannot become

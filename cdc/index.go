@@ -120,3 +120,22 @@ func decodeKeys(b []byte) []string {
 	}
 	return out
 }
+
+// clear removes every row's keys: a resnapshot's load records them anew.
+func (ix *rowIndex) clear() error {
+	return ix.db.Update(func(tx *bolt.Tx) error {
+		var names [][]byte
+		if err := tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
+			names = append(names, append([]byte(nil), name...))
+			return nil
+		}); err != nil {
+			return err
+		}
+		for _, n := range names {
+			if err := tx.DeleteBucket(n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

@@ -33,6 +33,13 @@ type State struct {
 	// Confirmed is the position through which every change is applied and
 	// acknowledged.
 	Confirmed source.Position `json:"confirmed"`
+	// Server is the source server's identity (ChangeSource.Identity) the
+	// positions belong to.
+	Server string `json:"server,omitempty"`
+	// Resnapshot is set while a resnapshot's load and prune are under way;
+	// Resnapshots counts them.
+	Resnapshot  bool `json:"resnapshot,omitempty"`
+	Resnapshots int  `json:"resnapshots,omitempty"`
 	// Running is set while a sync runs and cleared when it stops cleanly:
 	// found set at start, the last sync died with writes possibly in
 	// flight (see Options.Fence).

@@ -6,17 +6,22 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dynafold/dynafold/metrics"
 	"github.com/dynafold/dynafold/pipeline"
 	"github.com/dynafold/dynafold/source"
 )
 
 // Status is the live state of a streaming sync.
 type Status struct {
-	Time  time.Time `json:"time"`
-	Phase string    `json:"phase"`
-	// LagSeconds is how far behind the source's commits the table is:
-	// while transactions wait to be applied, the time since the commit of
-	// the last one applied; 0 when none waits.
+	Time time.Time `json:"time"`
+	// Phase is stream; State says more: streaming, reconnecting, stopping,
+	// resnapshot.
+	Phase string `json:"phase"`
+	State string `json:"state"`
+	// Fault is the transient fault being waited out, if any.
+	Fault string `json:"fault,omitempty"`
+	// LagSeconds is now minus the commit time of the oldest change not yet
+	// applied; 0 when caught up. It grows while sync cannot apply.
 	LagSeconds float64 `json:"lag_seconds"`
 	// LagBytes is the log between the confirmed position and the source's
 	// latest reported end.
@@ -29,6 +34,25 @@ type Status struct {
 	CaughtUp bool    `json:"caught_up"`
 }
 
+// streamRef is the stream being read and the change source it belongs
+// to, for lag in bytes at any time.
+type streamRef struct {
+	st      Stream
+	changes ChangeSource
+}
+
+// streamLoop is the state of one stream's reading.
+type streamLoop struct {
+	e        *engine
+	st       Stream
+	target   source.Position
+	lastSave time.Time
+	rate     *rateMeter
+	// heartbeat and retention are when the heartbeat was last written and
+	// the retained log last read.
+	heartbeat, retention time.Time
+}
+
 // stream applies the change log from the confirmed position until stopped,
 // failed, or (with a target) caught up.
 func (e *engine) stream(ctx context.Context, target source.Position, sum *Summary) error {
@@ -37,57 +61,57 @@ func (e *engine) stream(ctx context.Context, target source.Position, sum *Summar
 		return err
 	}
 	defer st.Close()
-	events := st.Events()
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	var (
-		lastSave time.Time
-		queued   []*source.Txn
-		rate     = newRateMeter()
-		// applied is the commit time of the last transaction applied.
-		applied = time.Now()
-	)
-	caughtUp := func() bool {
-		return target != "" && e.job.Changes.Compare(e.state.Confirmed, target) >= 0
+	e.live.open.Store(&streamRef{st: st, changes: e.job.Changes})
+	defer e.live.open.Store(nil)
+	e.metrics.SetConnected(true)
+	e.setState(metrics.StateStreaming)
+	e.live.setStreaming(true)
+	defer e.live.setStreaming(false)
+	e.health.SetReady(true, "")
+	if e.fault != nil && e.fault.side == sourceFault {
+		e.recovered(metrics.StateStreaming)
 	}
-	report := func() {
-		if e.opts.Status == nil {
-			return
-		}
-		s := Status{Time: time.Now().UTC(), Phase: phaseStream, Confirmed: e.state.Confirmed, Run: e.run, CaughtUp: caughtUp()}
-		if len(events) > 0 {
-			s.LagSeconds = max(time.Since(applied).Seconds(), 0)
-		}
-		s.LagBytes = e.job.Changes.Distance(e.state.Confirmed, st.ServerEnd())
-		s.ChangesPerSec = rate.perSecond(e.run.Changes)
-		if e.run.Changes > 0 {
-			s.FanOut = float64(e.run.ItemsWritten+e.run.ItemsDeleted) / float64(e.run.Changes)
-		}
-		e.opts.Status(s)
+	l := &streamLoop{e: e, st: st, target: target, rate: newRateMeter(), heartbeat: time.Now()}
+	return l.run(ctx, sum)
+}
+
+func (l *streamLoop) caughtUp() bool {
+	return l.target != "" && l.e.job.Changes.Compare(l.e.state.Confirmed, l.target) >= 0
+}
+
+// confirm moves the confirmed position to pos (never back), saves the
+// state at most once a second unless forced, and tells the stream.
+func (l *streamLoop) confirm(pos source.Position, force bool) error {
+	e := l.e
+	if e.job.Changes.Compare(pos, e.state.Confirmed) > 0 {
+		e.state.Confirmed = pos
+		e.live.confirmed.Store(&pos)
 	}
-	confirm := func(pos source.Position, force bool) error {
-		if e.job.Changes.Compare(pos, e.state.Confirmed) > 0 {
-			e.state.Confirmed = pos
+	if force || time.Since(l.lastSave) >= time.Second {
+		if err := e.save(); err != nil {
+			return err
 		}
-		if force || time.Since(lastSave) >= time.Second {
-			if err := e.save(); err != nil {
-				return err
-			}
-			lastSave = time.Now()
-		}
-		st.Confirm(e.state.Confirmed)
-		return nil
+		l.lastSave = time.Now()
 	}
+	l.st.Confirm(e.state.Confirmed)
+	return nil
+}
+
+func (l *streamLoop) run(ctx context.Context, sum *Summary) error {
+	e := l.e
+	events := l.st.Events()
+	var queued []*source.Txn
 	stopping := false
 	for {
-		if caughtUp() {
+		e.health.Beat()
+		if l.caughtUp() {
 			sum.CaughtUp = true
-			report()
-			return confirm(e.state.Confirmed, true)
+			e.report(l)
+			return l.confirm(e.state.Confirmed, true)
 		}
 		if stopping {
-			report()
-			if err := confirm(e.state.Confirmed, true); err != nil {
+			e.report(l)
+			if err := l.confirm(e.state.Confirmed, true); err != nil {
 				return err
 			}
 			return pipeline.ErrInterrupted
@@ -97,25 +121,29 @@ func (e *engine) stream(ctx context.Context, target source.Position, sum *Summar
 		var idle source.Position
 		select {
 		case <-e.opts.Stop:
+			e.stopping()
 			stopping = true
 			continue
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-tick.C:
-			report()
+		case <-e.beat.C:
+			l.tick(ctx)
+			e.report(l)
 			continue
 		case ev, ok := <-events:
 			if !ok {
-				return &ResumableError{Err: fmt.Errorf("change stream: %w", st.Err())}
+				return l.ended(ctx)
 			}
+			e.metrics.Event(time.Now())
 			switch {
 			case ev.Schema != nil:
-				if err := confirm(e.state.Confirmed, true); err != nil {
+				if err := l.confirm(e.state.Confirmed, true); err != nil {
 					return err
 				}
 				return &SchemaError{Change: *ev.Schema}
 			case ev.Txn != nil:
 				queued = append(queued, ev.Txn)
+				e.live.pending(ev.Txn.Commit)
 			default:
 				idle = ev.Idle
 			}
@@ -134,15 +162,16 @@ func (e *engine) stream(ctx context.Context, target source.Position, sum *Summar
 				switch {
 				case ev.Schema != nil:
 					// Apply what came before the DDL first.
-					if err := e.applyRound(ctx, queued, st, confirm); err != nil {
+					if err := l.applyRound(ctx, queued); err != nil {
 						return err
 					}
-					if err := confirm(e.state.Confirmed, true); err != nil {
+					if err := l.confirm(e.state.Confirmed, true); err != nil {
 						return err
 					}
 					return &SchemaError{Change: *ev.Schema}
 				case ev.Txn != nil:
 					queued = append(queued, ev.Txn)
+					e.live.pending(ev.Txn.Commit)
 					n += len(ev.Txn.Changes)
 				default:
 					idle = ev.Idle
@@ -152,26 +181,42 @@ func (e *engine) stream(ctx context.Context, target source.Position, sum *Summar
 			}
 		}
 		if len(queued) > 0 {
-			if err := e.applyRound(ctx, queued, st, confirm); err != nil {
+			if err := l.applyRound(ctx, queued); err != nil {
 				return err
 			}
-			applied = queued[len(queued)-1].Commit
 			queued = queued[:0]
 		}
 		if idle != "" {
 			// Everything received is applied: the source is idle up to
 			// idle, so that position is confirmed too (and WAL does not
 			// pile up behind an idle slot).
-			if err := confirm(idle, false); err != nil {
+			e.live.caughtUp(time.Now())
+			if err := l.confirm(idle, false); err != nil {
 				return err
 			}
 		}
 	}
 }
 
+// ended is the change stream closing on its own: a lost connection, or
+// a slot or binlog that cannot be read any more, which is a reset.
+func (l *streamLoop) ended(ctx context.Context) error {
+	err := fmt.Errorf("change stream: %w", l.st.Err())
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if lost, lerr := l.e.job.Changes.Lost(lctx, l.e.state.Confirmed); lerr == nil && lost != "" {
+		return &SourceResetError{What: lost, Command: l.e.resetCommand()}
+	}
+	if l.e.side(err) != notTransient {
+		return err
+	}
+	return &ResumableError{Err: err}
+}
+
 // applyRound applies queued transactions and confirms the last one's end.
 // After a stop signal the round's writes get the grace period.
-func (e *engine) applyRound(ctx context.Context, txns []*source.Txn, st Stream, confirm func(source.Position, bool) error) error {
+func (l *streamLoop) applyRound(ctx context.Context, txns []*source.Txn) error {
+	e := l.e
 	if len(txns) == 0 {
 		return nil
 	}
@@ -191,13 +236,26 @@ func (e *engine) applyRound(ctx context.Context, txns []*source.Txn, st Stream, 
 		case <-done:
 		}
 	}()
-	r := &round{e: e, txns: txns}
-	err := r.apply(wctx)
-	if err != nil {
+	// DynamoDB going away is waited out here, the stream kept open: the
+	// round is applied again from the start (whatever it half wrote is
+	// re-derived), and nothing is confirmed meanwhile.
+	var r *round
+	for {
+		r = &round{e: e, txns: txns}
+		err := r.apply(wctx)
+		if err == nil {
+			break
+		}
 		if errors.Is(err, context.Canceled) && ctx.Err() == nil {
 			return pipeline.ErrInterrupted
 		}
-		return err
+		if e.side(err) != targetFault {
+			return err
+		}
+		if err := e.waitOut(ctx, targetFault, err); err != nil {
+			return err
+		}
+		e.writer.Rearm()
 	}
 	r.counts.Rounds = 1
 	e.log.Debug("round applied", "transactions", len(txns), "changes", r.counts.Changes, "rows", r.counts.RowsDerived,
@@ -205,7 +263,87 @@ func (e *engine) applyRound(ctx context.Context, txns []*source.Txn, st Stream, 
 		"read_ms", r.readTime.Milliseconds(), "write_ms", r.writeTime.Milliseconds())
 	e.run.add(r.counts)
 	e.state.Totals.add(r.counts)
-	return confirm(txns[len(txns)-1].End, false)
+	e.metrics.Applied(r.counts.Transactions, r.counts.Changes, r.counts.ItemsWritten, r.counts.ItemsDeleted)
+	e.live.applied()
+	e.recovered(metrics.StateStreaming)
+	return l.confirm(txns[len(txns)-1].End, false)
+}
+
+// tick runs once a second while streaming: the heartbeat, when one is
+// due, and the check of the log the server retains.
+func (l *streamLoop) tick(ctx context.Context) {
+	e := l.e
+	now := time.Now()
+	if hb, ok := e.job.Changes.(Heartbeater); ok && now.Sub(l.heartbeat) >= e.opts.HeartbeatEvery {
+		l.heartbeat = now
+		hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		if err := hb.Heartbeat(hctx); err != nil {
+			e.log.Warn("the heartbeat failed; sync goes on", "error", err)
+		}
+		cancel()
+	}
+	if r, ok := e.job.Changes.(Retainer); ok && now.Sub(l.retention) >= retentionEvery {
+		l.retention = now
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		kept, limit, err := r.Retained(rctx)
+		cancel()
+		if err != nil {
+			e.log.Debug("reading the retained WAL failed", "error", err)
+			return
+		}
+		e.metrics.RetainedWAL(kept)
+		e.checkRetained(kept, limit)
+	}
+}
+
+// retentionEvery is how often the log the server retains is read.
+const retentionEvery = 30 * time.Second
+
+// checkRetained warns, once per crossing, when the server keeps more log
+// for sync than --warn-retained-wal or half of what it may keep before
+// invalidating the slot.
+func (e *engine) checkRetained(kept, limit int64) {
+	over := kept > e.opts.WarnRetainedWAL || (limit > 0 && kept > limit/2)
+	switch {
+	case over && !e.warned:
+		e.warned = true
+		e.log.Warn("the replication slot retains much WAL on the server: sync is behind or the slot does not advance; past max_slot_wal_keep_size the server invalidates it",
+			"retained_bytes", kept, "warn_at_bytes", e.opts.WarnRetainedWAL, "max_slot_wal_keep_size_bytes", limit)
+	case !over && e.warned:
+		e.warned = false
+		e.log.Info("the WAL the replication slot retains is back under the warning threshold", "retained_bytes", kept)
+	}
+}
+
+// stopping is the first stop signal: readiness fails first, then the
+// round in flight finishes within the grace and sync confirms and exits.
+func (e *engine) stopping() {
+	e.health.SetReady(false, "stopping")
+	e.setState(metrics.StateStopping)
+	e.log.Info("stopping: the round in flight finishes within the grace, then sync confirms and exits", "grace", e.opts.Grace)
+}
+
+// report sends the live status.
+func (e *engine) report(l *streamLoop) {
+	if e.opts.Status == nil {
+		return
+	}
+	s := Status{Time: time.Now().UTC(), Phase: phaseStream, State: e.stateName.Load().(string), Fault: e.status.get(),
+		Confirmed: e.state.Confirmed, Run: e.run, LagSeconds: e.live.LagSeconds(), LagBytes: e.live.BehindBytes()}
+	if l != nil {
+		s.CaughtUp = l.caughtUp()
+		s.ChangesPerSec = l.rate.perSecond(e.run.Changes)
+	}
+	if e.run.Changes > 0 {
+		s.FanOut = float64(e.run.ItemsWritten+e.run.ItemsDeleted) / float64(e.run.Changes)
+	}
+	e.opts.Status(s)
+}
+
+// setState records the state for the series and the status line.
+func (e *engine) setState(s string) {
+	e.stateName.Store(s)
+	e.metrics.SetState(s)
 }
 
 // rateMeter turns a counter into a per-second rate over the last few

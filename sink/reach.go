@@ -107,3 +107,12 @@ func (g *ReachGuard) guard(ctx context.Context, call func() (*dynamodb.BatchWrit
 		}
 	}
 }
+
+// Rearm forgets that the endpoint was given up on, so that the next
+// request waits for it again: for a long-running sync, which waits out an
+// outage round after round instead of ending.
+func (g *ReachGuard) Rearm() {
+	g.mu.Lock()
+	g.down = nil
+	g.mu.Unlock()
+}

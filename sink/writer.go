@@ -328,6 +328,14 @@ func (w *DynamoWriter) addConsumed(cc []types.ConsumedCapacity) {
 	w.capMu.Unlock()
 }
 
+// Rearm lets the next request wait for an endpoint the writer's guard
+// gave up on (see ReachGuard.Rearm); without a guard it does nothing.
+func (w *DynamoWriter) Rearm() {
+	if g, ok := w.api.(interface{ Rearm() }); ok {
+		g.Rearm()
+	}
+}
+
 // Stats implements Sink.
 func (w *DynamoWriter) Stats() Stats {
 	w.capMu.Lock()

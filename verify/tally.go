@@ -83,7 +83,8 @@ func (s *exampleSet) add(f Finding) {
 
 func (s *exampleSet) trim() {
 	slices.SortFunc(s.items, findingLess)
-	if len(s.items) >= s.limit {
+	// With no examples wanted (--examples 0) nothing was kept.
+	if s.limit > 0 && len(s.items) >= s.limit {
 		s.items = s.items[:s.limit]
 		s.full = true
 		k := s.items[len(s.items)-1].Key

@@ -49,6 +49,7 @@ Load the files with 'dynafold table import --from <same URL>'.`,
 	f.Int64("max-rejects", -1, "stop after more than N rows are skipped or rejected (-1: no limit)")
 	f.String("progress", "auto", "progress display: auto, tty, json or none")
 	f.Duration("grace", 5*time.Second, "after a stop signal, how long open files may be finished")
+	addServiceFlags(f)
 	return cmd
 }
 
@@ -169,7 +170,13 @@ func (a *app) runExport(cmd *cobra.Command, _ []string) (err error) {
 		return err
 	}
 	defer snap.Close()
+	obs, err := a.observe(plan.Table.Name)
+	if err != nil {
+		return err
+	}
+	defer obs.close()
 	progress, restore := a.progress()
+	progress = obs.runProgress(progress, nil)
 	opts := a.runOptions(readers, writers, dsn, a.rejectFile(plan.Table.Name), progress,
 		func(si pipeline.StartInfo) { a.announceStart(store, ckptPath, si) })
 	opts.MaxInFlight = a.v.GetInt64("max-in-flight")

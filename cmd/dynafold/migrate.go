@@ -48,6 +48,7 @@ it stopped when run again with the same mapping (--restart starts over).`,
 	f.Duration("overlap", 5*time.Minute, "with --incremental: how far before the last watermark rows still count as changed (clock skew, late commits)")
 	f.Bool("full-sweep", false, "with --incremental: scan every key of the table for stale items instead of querying only the collections whose keys changed since the last run (for a table something else wrote to)")
 	f.Bool("no-deletes", false, "with --incremental: skip the key sweep that deletes the items of rows deleted at the source and the nest check that rewrites parents a nested child left (soft deletes are still applied)")
+	addServiceFlags(f)
 	addCompareFlags(f)
 	return cmd
 }
@@ -139,7 +140,13 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	}
 	defer snap.Close()
 
+	obs, err := a.observe(plan.Table.Name)
+	if err != nil {
+		return err
+	}
+	defer obs.close()
 	progress, restore := a.progress()
+	progress = obs.runProgress(progress, func() float64 { return float64(writer.Stats().Retried) })
 	meta := checkpoint.Meta{Fingerprint: jobFingerprint, Table: plan.Table.Name, Source: dsn.Identity(), RunID: rep.RunID}
 	if inc != nil {
 		if err := a.deleteSoftDeleted(ctx, inc, plan, snap, client, meta); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dynafold/dynafold/cdc"
 	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/metrics"
 	"github.com/dynafold/dynafold/pipeline"
 	"github.com/dynafold/dynafold/plan"
 	"github.com/dynafold/dynafold/source"
@@ -64,6 +65,12 @@ on_error: fail) · 2 invalid usage, mapping or a missing prerequisite ·
 	f.Int("round-changes", 5000, "changes gathered into one apply round (whole transactions)")
 	f.Duration("fence", 5*time.Second, "after a sync that died uncleanly (SIGKILL, crash), how long to wait for the writes it left in flight before writing")
 	f.Uint32("server-id", 0, "MySQL/MariaDB: the replica server_id the binlog is read as (default 2^31 + a hash of the table name, 2147483648-4294967294)")
+	f.Duration("give-up-after", 0, "end with exit 4 (resumable) when one fault of the source or DynamoDB lasts longer than this (default: wait as long as it takes)")
+	f.String("on-source-reset", cdc.ResetStop, "when the slot is gone or invalidated, the binlog purged or the server another one: stop (exit 2, naming the fix) or resnapshot (load again from a new slot or position and delete what no row produces)")
+	f.String("heartbeat-table", "", "SCHEMA.TABLE (MySQL: DATABASE.TABLE) to upsert one row into every --heartbeat-every, created if missing: for managed servers where keepalives alone do not move an idle slot")
+	f.Duration("heartbeat-every", 30*time.Second, "how often the heartbeat row is written (with --heartbeat-table)")
+	f.String("warn-retained-wal", "1GiB", "PostgreSQL: warn when the slot retains more WAL than this (or than half of max_slot_wal_keep_size)")
+	addServiceFlags(f)
 	cmd.AddCommand(a.syncCleanupCommand())
 	return cmd
 }
@@ -167,6 +174,10 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 	if err := a.checkMigrateFlags(readers, writers); err != nil {
 		return usageError(err)
 	}
+	svc, err := a.checkSyncServiceFlags()
+	if err != nil {
+		return usageError(err)
+	}
 	src, plan, err := a.connect(ctx, l, readers+6)
 	if err != nil {
 		return err
@@ -191,6 +202,9 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 		return err
 	}
 	defer changes.Close()
+	if t := a.v.GetString("heartbeat-table"); t != "" {
+		changes.(interface{ SetHeartbeatTable(string) }).SetHeartbeatTable(t)
+	}
 	probs, err := cdc.Check(ctx, plan, tables, changes)
 	if err != nil {
 		return err
@@ -210,9 +224,24 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 		return usageError(fmt.Errorf("the %s source cannot read its current state for live sync", src.Driver()))
 	}
 
-	_, writer, err := a.tableWriter(ctx, l, plan, writers)
+	client, writer, err := a.tableWriter(ctx, l, plan, writers)
 	if err != nil {
 		return err
+	}
+	obs, err := a.observe(plan.Table.Name)
+	if err != nil {
+		return err
+	}
+	defer obs.close()
+	live := cdc.NewLive()
+	var series *metrics.Sync
+	if obs.reg != nil {
+		series = metrics.NewSync(obs.reg, plan.Table.Name, metrics.SyncSources{
+			Lag:            live.LagSeconds,
+			Behind:         func() float64 { return float64(live.BehindBytes()) },
+			Throttled:      func() float64 { return float64(writer.Stats().Throttled) },
+			RequestRetries: func() float64 { return float64(writer.Stats().Retried) },
+		})
 	}
 	rejectPath := a.rejectFile(plan.Table.Name)
 	progress, restore := a.progress()
@@ -223,6 +252,10 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 			return src.Snapshot(ctx, source.SnapshotOptions{Readers: readers, Import: id})
 		},
 		StatePath: statePath, Fingerprint: fingerprint, Identity: dsn.Identity(), RunID: rep.RunID,
+		SourceTransient: drivers.Transient,
+		Prune: func(ctx context.Context) (int64, error) {
+			return a.pruneAll(ctx, src, plan, client, readers, dsn.Identity())
+		},
 	}, cdc.Options{
 		Load: pipeline.Options{Readers: readers, Writers: writers, PageSize: a.v.GetInt("page-size"),
 			RejectFile: rejectPath, Grace: a.v.GetDuration("grace"), Progress: progress,
@@ -230,6 +263,9 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 		Writers: writers, RoundChanges: a.v.GetInt("round-changes"), UntilCaughtUp: a.v.GetBool("until-caught-up"),
 		Force: a.v.GetBool("force"), Stop: a.stop, Grace: a.v.GetDuration("grace"),
 		Status: status, RejectFile: rejectPath, Logger: a.log, Fence: a.v.GetDuration("fence"),
+		GiveUpAfter: a.v.GetDuration("give-up-after"), OnSourceReset: a.v.GetString("on-source-reset"),
+		HeartbeatEvery: a.v.GetDuration("heartbeat-every"), WarnRetainedWAL: svc.warnRetained,
+		Metrics: series, Health: obs.health, Live: live,
 	})
 	restore()
 	if progress != nil {
@@ -249,17 +285,50 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 }
 
 // syncExit maps sync's stops to exit codes: DDL, TRUNCATE and a failing
-// row are failures (1) with the state kept; a changed mapping is usage.
+// row are failures (1) with the state kept; a reset source under
+// --on-source-reset=stop is a missing prerequisite (2), as a changed
+// mapping is.
 func syncExit(err error) error {
 	var se *cdc.SchemaError
 	var te *cdc.TruncateError
+	var reset *cdc.SourceResetError
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, &se), errors.As(err, &te):
 		return &exitError{code: exitFailure, err: err}
+	case errors.As(err, &reset):
+		return usageError(err)
 	}
 	return err
+}
+
+// syncService is sync's service settings, checked.
+type syncService struct {
+	warnRetained int64
+}
+
+// checkSyncServiceFlags refuses service settings that make no sense,
+// before anything is opened.
+func (a *app) checkSyncServiceFlags() (syncService, error) {
+	var s syncService
+	switch r := a.v.GetString("on-source-reset"); r {
+	case cdc.ResetStop, cdc.ResetResnapshot:
+	default:
+		return s, fmt.Errorf("--on-source-reset must be stop or resnapshot, not %q", r)
+	}
+	if d := a.v.GetDuration("give-up-after"); d < 0 {
+		return s, fmt.Errorf("--give-up-after must not be negative, not %s", d)
+	}
+	if d := a.v.GetDuration("heartbeat-every"); d < time.Second {
+		return s, fmt.Errorf("--heartbeat-every must be at least 1s, not %s", d)
+	}
+	n, err := parseByteSize(a.v.GetString("warn-retained-wal"))
+	if err != nil {
+		return s, fmt.Errorf("--warn-retained-wal: %w", err)
+	}
+	s.warnRetained = n
+	return s, nil
 }
 
 func problemsError(probs []source.Problem) error {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/dynafold/dynafold/internal/clitest"
 	"github.com/dynafold/dynafold/internal/testenv"
+	"github.com/dynafold/dynafold/source/mysql"
 )
 
 // mysqlSyncDriver is the MariaDB/MySQL test source.
@@ -267,25 +268,25 @@ func TestSyncMySQLStopsOnDDL(t *testing.T) {
 	// (DDL made while sync is stopped is judged against the table as sync
 	// finds it when it starts): the stream reports it.
 	p = mysqlSyncStart(t, tg, dir)
-	mysqlSyncDumping(t, tg.dsn, p)
+	mysqlSyncDumping(t, tg, p)
 	testenv.ExecSQL(t, "mysql", tg.dsn, `ALTER TABLE portfolios MODIFY name varchar(100) NOT NULL;`)
 	require.Equal(t, exitFailure, p.wait(t), p.stdout.String()+p.stderr.String())
 	require.Contains(t, p.stderr.String(), "table portfolios column name was type changed from varchar(255) to varchar(100)")
 }
 
-// mysqlSyncDumping waits until a sync reads the binlog (the server lists
-// its Binlog Dump thread): it has introspected the tables by then.
-func mysqlSyncDumping(t *testing.T, dsn string, p *mysqlSyncProc) {
+// mysqlSyncDumping waits until this test's sync reads the binlog: the
+// server lists it among its replicas, under the server id sync derives
+// from the table name (other tests' syncs read the binlog too). It has
+// introspected the tables by then.
+func mysqlSyncDumping(t *testing.T, tg *target, p *mysqlSyncProc) {
 	t.Helper()
-	db, err := sql.Open("mysql", dsn)
-	require.NoError(t, err)
-	defer db.Close()
+	id := fmt.Sprint(mysql.DefaultServerID(tg.table))
 	deadline := time.Now().Add(3 * time.Minute)
 	for time.Now().Before(deadline) {
-		var n int
-		require.NoError(t, db.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'").Scan(&n))
-		if n > 0 {
-			return
+		for _, row := range testenv.Rows(t, "mysql", tg.dsn, "SHOW SLAVE HOSTS") {
+			if row[0] == id {
+				return
+			}
 		}
 		select {
 		case <-p.done:
@@ -332,8 +333,9 @@ func mysqlSyncSameItems(t *testing.T, want, got []string) {
 }
 
 // When the binlog file of the saved position has been purged (retention
-// shorter than the stop), sync refuses to go on (exit 1) rather than
-// silently miss the changes in it, and sync cleanup then sync start over.
+// shorter than the stop), sync refuses to go on (exit 2, naming the fix)
+// rather than silently miss the changes in it; --on-source-reset
+// resnapshot, or sync cleanup then sync, start over.
 func TestSyncMySQLPurgedBinlogIsRefused(t *testing.T) {
 	// Serial, and alone on the server: it purges the server's binlogs.
 	testenv.LockServer(t, "mysql")
@@ -373,16 +375,27 @@ func TestSyncMySQLPurgedBinlogIsRefused(t *testing.T) {
 		return oldest == file
 	}, 10*time.Second, 100*time.Millisecond, "binlogs before %s are purged", file)
 
+	// The default (--on-source-reset=stop) exits 2, naming the purged file
+	// and the command that recovers.
 	r = tg.run(t, dir, "sync", "--until-caught-up", "--progress", "none")
-	require.Equal(t, exitFailure, r.Code, r.Output())
-	require.Contains(t, r.Stderr, "changes made since binlog.")
-	require.Contains(t, r.Stderr, "dynafold sync cleanup")
+	require.Equal(t, exitUsage, r.Code, r.Output())
+	require.Regexp(t, `the source was reset: the binlog file binlog\.\d+ of the confirmed position \S+ is no longer on the server`, r.Stderr)
+	require.Contains(t, r.Stderr, "dynafold sync --on-source-reset=resnapshot")
 
+	// That command loads the table again from the binlog's end: the change
+	// the purged file held is in it.
+	r = tg.run(t, dir, "sync", "--until-caught-up", "--progress", "none", "--on-source-reset", "resnapshot")
+	require.Equal(t, 0, r.Code, r.Output())
+	require.Contains(t, r.Stderr, "resnapshot")
+	require.Contains(t, strings.Join(testenv.ScanItems(t, tg.client, tg.table), "\n"), `"PortfolioName":"lost"`)
+	r = tg.run(t, "", "verify")
+	require.Equal(t, 0, r.Code, r.Output())
+
+	// sync cleanup then sync also starts over.
 	r = tg.run(t, dir, "sync", "cleanup")
 	require.Equal(t, 0, r.Code, r.Output())
 	r = tg.run(t, dir, "sync", "--until-caught-up", "--progress", "none")
 	require.Equal(t, 0, r.Code, r.Output())
-	require.Contains(t, strings.Join(testenv.ScanItems(t, tg.client, tg.table), "\n"), `"PortfolioName":"lost"`)
 }
 
 // The same convergence check on the other reference designs: items:

@@ -62,3 +62,22 @@ func (a *app) printMigrateResult(sum *pipeline.Summary, checkpointPath string, p
 		a.log.Warn("printing the prune report failed", "error", err)
 	}
 }
+
+// pruneAll is the sweep of a sync's resnapshot: key-only on both sides,
+// over the whole table (a Scan of its keys), deleting every item no row of
+// the source as it is now produces, those of collections no row makes any
+// more included. It returns how many items it deleted.
+func (a *app) pruneAll(ctx context.Context, src source.Source, plan *mapping.Plan, client *dynamodb.Client, readers int, sourceID string) (int64, error) {
+	snap, err := src.Snapshot(ctx, source.SnapshotOptions{Readers: readers})
+	if err != nil {
+		return 0, err
+	}
+	defer snap.Close()
+	opts := verify.Options{Mode: verify.ModePrune, KeyOnly: true, Readers: readers, Examples: -1, Logger: a.log, Source: sourceID,
+		Delete: sink.NewDeleter(client, plan.Table.Name)}
+	res, err := verify.Run(ctx, verify.Input{Plan: plan, Snapshot: snap, Target: client}, opts)
+	if res == nil {
+		return 0, err
+	}
+	return res.Deleted, err
+}

@@ -23,3 +23,11 @@ func Open(ctx context.Context, dsn source.DSN, maxConns int) (source.Source, err
 	}
 	return nil, fmt.Errorf("unknown source driver %q", dsn.Driver())
 }
+
+// Transient reports whether err, from either driver, is a fault a later
+// attempt can outlive (a lost or refused connection, a server restarting):
+// the classification live sync waits out instead of stopping. Each driver
+// classifies by its own error types, so asking both is safe.
+func Transient(err error) bool {
+	return postgres.Transient(err) || mysql.Transient(err)
+}

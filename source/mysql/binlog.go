@@ -32,6 +32,10 @@ type Changes struct {
 	// fileSizes are the binlog files' sizes by file number, as SHOW BINARY
 	// LOGS last reported them, for Distance across files.
 	fileSizes atomic.Pointer[map[int64]int64]
+	// heartbeat is the table Heartbeat writes ("": none); heartbeatMade
+	// is set once it is known to exist.
+	heartbeat     string
+	heartbeatMade bool
 }
 
 // NewChanges reads src's binlog as replica serverID. resume is the

@@ -3,15 +3,10 @@ package mysql
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"strconv"
 	"time"
-
-	"github.com/go-sql-driver/mysql"
 
 	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/value"
@@ -233,25 +228,5 @@ func (s *snapshot) Shards(ctx context.Context, q *source.Query, n int) ([]source
 	return source.IntShards(bounds[0], bounds[1], n), nil
 }
 
-// MySQL and MariaDB error numbers after which reading again is safe.
-const (
-	erServerShutdown   = 1053 // ER_SERVER_SHUTDOWN
-	erQueryInterrupted = 1317 // ER_QUERY_INTERRUPTED (KILL QUERY)
-	erConnectionKilled = 1927 // ER_CONNECTION_KILLED (MariaDB KILL)
-	erLockDeadlock     = 1213 // ER_LOCK_DEADLOCK
-)
-
 // Retryable implements source.Snapshot.
-func (s *snapshot) Retryable(err error) bool {
-	var myErr *mysql.MySQLError
-	if errors.As(err, &myErr) {
-		switch myErr.Number {
-		case erServerShutdown, erQueryInterrupted, erConnectionKilled, erLockDeadlock:
-			return true
-		}
-		return false
-	}
-	var netErr net.Error
-	return errors.As(err, &netErr) || errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, driver.ErrBadConn) ||
-		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
-}
+func (s *snapshot) Retryable(err error) bool { return Transient(err) }

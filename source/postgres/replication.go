@@ -23,6 +23,10 @@ type Changes struct {
 	// held is the replication connection that created the slot: it keeps
 	// the exported snapshot alive until streaming starts on it.
 	held *pgconn.PgConn
+	// heartbeat is the table Heartbeat writes ("": none); heartbeatMade
+	// is set once it is known to exist.
+	heartbeat     string
+	heartbeatMade bool
 }
 
 // NewChanges reads src's change log through the named slot and

@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"regexp"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/dynafold/dynafold/source"
@@ -213,18 +210,4 @@ func (s *snapshot) Shards(ctx context.Context, q *source.Query, n int) ([]source
 // Retryable implements source.Snapshot: a lost connection or a terminated
 // backend (pg_terminate_backend raises admin_shutdown, 57P01) can be
 // retried while the snapshot-holding session is alive.
-func (s *snapshot) Retryable(err error) bool {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		switch pgErr.Code {
-		case "57P01", "57P02", "57P03", "08000", "08003", "08006", "40001":
-			return true
-		}
-		return false
-	}
-	var netErr net.Error
-	if errors.As(err, &netErr) {
-		return true
-	}
-	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || pgconn.SafeToRetry(err) || pgconn.Timeout(err)
-}
+func (s *snapshot) Retryable(err error) bool { return Transient(err) }
