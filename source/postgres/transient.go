@@ -18,11 +18,11 @@ func Transient(err error) bool {
 	if errors.As(err, &pgErr) {
 		switch pgErr.Code {
 		case "57P01", // admin_shutdown: pg_terminate_backend, pg_ctl stop -m fast
-			"57P02", // crash_shutdown
-			"57P03", // cannot_connect_now: starting up, shutting down, in recovery
-			"53300", // too_many_connections
-			"55006", // object_in_use: the slot is still held by the session that just died
-			"40001", // serialization_failure
+			"57P02",                                     // crash_shutdown
+			"57P03",                                     // cannot_connect_now: starting up, shutting down, in recovery
+			"53300",                                     // too_many_connections
+			"55006",                                     // object_in_use: the slot is still held by the session that just died
+			"40001",                                     // serialization_failure
 			"08000", "08001", "08003", "08004", "08006": // connection exceptions
 			return true
 		}
