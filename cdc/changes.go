@@ -17,8 +17,10 @@ type ChangeSource interface {
 	Check(ctx context.Context, needs []source.TableNeed) ([]source.Problem, error)
 	// Prepare creates what streaming needs (a slot and a publication on
 	// PostgreSQL; on MySQL it records the binlog position) unless it
-	// exists, and returns where streaming starts.
-	Prepare(ctx context.Context, needs []source.TableNeed) (source.StreamStart, error)
+	// exists, and returns where streaming starts. resume is the position
+	// sync recorded ("" for a new sync): a change source that keeps no
+	// state on the server (MySQL) starts there while its log holds it.
+	Prepare(ctx context.Context, needs []source.TableNeed, resume source.Position) (source.StreamStart, error)
 	// Stream starts delivering committed transactions after from.
 	Stream(ctx context.Context, from source.Position, needs []source.TableNeed) (Stream, error)
 	// Head returns the log's current end: every transaction committed

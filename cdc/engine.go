@@ -348,7 +348,11 @@ func (e *engine) attempt(ctx context.Context, target source.Position, sum *Summa
 			return &SourceResetError{What: lost, Command: e.resetCommand()}
 		}
 	}
-	start, err := changes.Prepare(ctx, e.graph.needs)
+	var resume source.Position
+	if st.Phase != "" {
+		resume = st.Confirmed
+	}
+	start, err := changes.Prepare(ctx, e.graph.needs, resume)
 	if err != nil {
 		return err
 	}

@@ -91,7 +91,7 @@ func (e *engine) waitOut(ctx context.Context, side faultSide, err error) error {
 		f = &fault{side: side, since: now, reminded: now}
 		e.fault = f
 		e.log.Warn(fmt.Sprintf("%s is unavailable; sync waits and goes on from its confirmed position", side), "error", err, "confirmed", e.state.Confirmed)
-		e.status.setFault(side.String() + " unavailable: " + err.Error())
+		e.status.setFault(side.String() + " is unavailable: " + err.Error())
 	} else if now.Sub(f.reminded) >= faultRemindEvery {
 		f.reminded = now
 		e.log.Warn(fmt.Sprintf("%s still unavailable", side), "for", now.Sub(f.since).Round(time.Second), "attempts", f.attempts, "error", err)
@@ -99,6 +99,7 @@ func (e *engine) waitOut(ctx context.Context, side faultSide, err error) error {
 	f.attempts++
 	f.last = err
 	e.setState(metrics.StateReconnecting)
+	e.health.SetReady(false, fmt.Sprintf("reconnecting: %s is unavailable", side))
 	if side == sourceFault {
 		e.metrics.SetConnected(false)
 		e.metrics.Retry(metrics.RetrySource)

@@ -103,8 +103,3 @@ func (s *State) save(path string) error {
 	}
 	return checkpoint.WriteAtomic(path, append(b, '\n'))
 }
-
-// ReadState reads the sync checkpoint at path; nil when there is none.
-// Change sources without server-side state (MySQL's binlog) resume from
-// its confirmed position.
-func ReadState(path string) (*State, error) { return loadState(path) }

@@ -88,7 +88,7 @@ gotest() {
 # Where concurrency lives: these packages run under the race detector in
 # the CI tier too.
 RACE_PKGS=(./pipeline/... ./sink/... ./cdc/... ./verify/... ./export/... ./checkpoint/...
-	./incremental/... ./source/... ./internal/faultproxy/...)
+	./incremental/... ./source/... ./internal/faultproxy/... ./metrics/...)
 
 status=0
 started=$SECONDS

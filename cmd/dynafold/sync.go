@@ -118,23 +118,13 @@ func (a *app) syncPaths(table string) (state, slot string) {
 
 // changeSource opens the source's change log: PostgreSQL's logical
 // replication slot, or MySQL's and MariaDB's binlog read as replica
-// serverID from the position a sync checkpoint at statePath holds.
-func changeSource(src source.Source, slot string, serverID uint32, statePath string) (cdc.ChangeSource, error) {
+// serverID.
+func changeSource(src source.Source, slot string, serverID uint32) (cdc.ChangeSource, error) {
 	switch s := src.(type) {
 	case *postgres.Source:
 		return &pgChanges{s.NewChanges(slot, slot)}, nil
 	case *mysql.Source:
-		var resume source.Position
-		if statePath != "" {
-			st, err := cdc.ReadState(statePath)
-			if err != nil {
-				return nil, err
-			}
-			if st != nil && st.Phase != "" {
-				resume = st.Confirmed
-			}
-		}
-		return &myChanges{s.NewChanges(serverID, resume)}, nil
+		return &myChanges{s.NewChanges(serverID)}, nil
 	}
 	return nil, usageError(fmt.Errorf("the %s source has no change log dynafold can read", src.Driver()))
 }
@@ -197,7 +187,7 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 	if err := cdc.Unsupported(plan, tables); err != nil {
 		return usageError(err)
 	}
-	changes, err := changeSource(src, slot, a.serverID(plan.Table.Name), statePath)
+	changes, err := changeSource(src, slot, a.serverID(plan.Table.Name))
 	if err != nil {
 		return err
 	}
@@ -367,7 +357,7 @@ func (a *app) runSyncCleanup(cmd *cobra.Command, _ []string) (err error) {
 		return err
 	}
 	defer src.Close()
-	changes, err := changeSource(src, slot, 0, "")
+	changes, err := changeSource(src, slot, 0)
 	if err != nil {
 		return err
 	}
@@ -407,7 +397,7 @@ func syncReadiness(ctx context.Context, src source.Source, p *mapping.Plan, tabl
 		slot = slotName(p.Table.Name)
 	}
 	r := &plan.SyncReadiness{Checked: true}
-	changes, err := changeSource(src, slot, mysql.DefaultServerID(p.Table.Name), "")
+	changes, err := changeSource(src, slot, mysql.DefaultServerID(p.Table.Name))
 	if err != nil {
 		return &plan.SyncReadiness{Note: err.Error()}, nil
 	}

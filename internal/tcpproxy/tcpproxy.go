@@ -1,13 +1,16 @@
 // Package tcpproxy is a TCP forwarder for tests that need a server to go
 // away in the middle of a run: Close drops every connection and stops
 // listening, so that the next connection attempt is refused, as when the
-// server stops or its host goes down. SetLatency makes the server slow to
-// answer, as across a long link.
+// server stops or its host goes down. Pause and Resume do the same for a
+// while; SetTarget sends new connections to another server, as a failover
+// behind one address does; SetLatency makes the server slow to answer, as
+// across a long link.
 package tcpproxy
 
 import (
 	"errors"
 	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,10 +18,11 @@ import (
 
 // Proxy forwards connections on a local port to one target address.
 type Proxy struct {
-	ln     net.Listener
-	target string
+	addr string
 
 	mu     sync.Mutex
+	ln     net.Listener // nil while paused
+	target string
 	conns  map[net.Conn]struct{}
 	closed bool
 	wg     sync.WaitGroup
@@ -26,36 +30,43 @@ type Proxy struct {
 	latency atomic.Int64
 }
 
-// SetLatency delays every chunk the target sends by d before the client
-// gets it: each round trip to the server then takes at least d.
-func (p *Proxy) SetLatency(d time.Duration) { p.latency.Store(int64(d)) }
-
 // Start listens on 127.0.0.1 on a free port and forwards to target.
 func Start(target string) (*Proxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
+	p := &Proxy{addr: ln.Addr().String(), ln: ln, target: target, conns: map[net.Conn]struct{}{}}
 	p.wg.Add(1)
-	go p.accept()
+	go p.accept(ln)
 	return p, nil
 }
 
+// SetLatency delays every chunk the target sends by d before the client
+// gets it: each round trip to the server then takes at least d.
+func (p *Proxy) SetLatency(d time.Duration) { p.latency.Store(int64(d)) }
+
 // Addr is the proxy's host:port.
-func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+func (p *Proxy) Addr() string { return p.addr }
 
 // Port is the proxy's port.
-func (p *Proxy) Port() int { return p.ln.Addr().(*net.TCPAddr).Port }
+func (p *Proxy) Port() int {
+	_, port, _ := net.SplitHostPort(p.addr)
+	n, _ := strconv.Atoi(port)
+	return n
+}
 
-func (p *Proxy) accept() {
+func (p *Proxy) accept(ln net.Listener) {
 	defer p.wg.Done()
 	for {
-		c, err := p.ln.Accept()
+		c, err := ln.Accept()
 		if err != nil {
 			return
 		}
-		up, err := net.Dial("tcp", p.target)
+		p.mu.Lock()
+		target := p.target
+		p.mu.Unlock()
+		up, err := net.Dial("tcp", target)
 		if err != nil {
 			c.Close()
 			continue
@@ -104,6 +115,64 @@ func (p *Proxy) pipe(dst, src net.Conn, fromTarget bool) {
 	// One side ended: end the other too, as a dead peer would.
 	dst.Close()
 	src.Close()
+	p.mu.Lock()
+	delete(p.conns, src)
+	delete(p.conns, dst)
+	p.mu.Unlock()
+}
+
+// reset drops every forwarded connection with a reset, not an orderly
+// close; p.mu is held.
+func (p *Proxy) reset() {
+	for c := range p.conns {
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0)
+		}
+		c.Close()
+	}
+}
+
+// Pause stops listening and resets every forwarded connection: until
+// Resume, connecting is refused, as when the server is down.
+func (p *Proxy) Pause() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln == nil || p.closed {
+		return nil
+	}
+	err := p.ln.Close()
+	p.ln = nil
+	p.reset()
+	if errors.Is(err, net.ErrClosed) {
+		err = nil
+	}
+	return err
+}
+
+// Resume listens again on the same address.
+func (p *Proxy) Resume() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln != nil || p.closed {
+		return nil
+	}
+	ln, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		return err
+	}
+	p.ln = ln
+	p.wg.Add(1)
+	go p.accept(ln)
+	return nil
+}
+
+// SetTarget sends new connections to target and resets the forwarded
+// ones: the address now reaches another server, as after a failover.
+func (p *Proxy) SetTarget(target string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.target = target
+	p.reset()
 }
 
 // Close stops listening and resets every forwarded connection. It is safe
@@ -115,13 +184,11 @@ func (p *Proxy) Close() error {
 		return nil
 	}
 	p.closed = true
-	err := p.ln.Close()
-	for c := range p.conns {
-		if tc, ok := c.(*net.TCPConn); ok {
-			_ = tc.SetLinger(0) // a reset, not an orderly close
-		}
-		c.Close()
+	var err error
+	if p.ln != nil {
+		err = p.ln.Close()
 	}
+	p.reset()
 	p.mu.Unlock()
 	p.wg.Wait()
 	if errors.Is(err, net.ErrClosed) {

@@ -23,9 +23,6 @@ import (
 type Changes struct {
 	src      *Source
 	serverID uint32
-	// resume is the position a saved sync checkpoint holds, or "": Prepare
-	// then reports that position instead of recording a new one.
-	resume source.Position
 	// maxBinlogSize is the server's max_binlog_size, for Distance across
 	// files.
 	maxBinlogSize atomic.Int64
@@ -38,10 +35,9 @@ type Changes struct {
 	heartbeatMade bool
 }
 
-// NewChanges reads src's binlog as replica serverID. resume is the
-// position of an existing sync checkpoint, "" for a new sync.
-func (s *Source) NewChanges(serverID uint32, resume source.Position) *Changes {
-	c := &Changes{src: s, serverID: serverID, resume: resume}
+// NewChanges reads src's binlog as replica serverID.
+func (s *Source) NewChanges(serverID uint32) *Changes {
+	c := &Changes{src: s, serverID: serverID}
 	c.maxBinlogSize.Store(1 << 30) // the servers' default, until read
 	return c
 }
@@ -307,9 +303,9 @@ func (c *Changes) row(ctx context.Context, stmt string) (map[string]string, erro
 // follows; a sync with a checkpoint goes on from its position if the
 // server still has that binlog file, and otherwise records the current end
 // again (Created), which tells the engine that changes were lost.
-func (c *Changes) Prepare(ctx context.Context, _ []source.TableNeed) (source.StreamStart, error) {
-	if c.resume != "" {
-		p, err := parsePos(c.resume)
+func (c *Changes) Prepare(ctx context.Context, _ []source.TableNeed, resume source.Position) (source.StreamStart, error) {
+	if resume != "" {
+		p, err := parsePos(resume)
 		if err != nil {
 			return source.StreamStart{}, err
 		}
@@ -318,7 +314,7 @@ func (c *Changes) Prepare(ctx context.Context, _ []source.TableNeed) (source.Str
 			return source.StreamStart{}, err
 		}
 		if kept {
-			return source.StreamStart{From: c.resume}, nil
+			return source.StreamStart{From: resume}, nil
 		}
 	}
 	p, err := c.head(ctx)

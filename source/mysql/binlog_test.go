@@ -58,8 +58,8 @@ func TestBinlogRowsMatchTextProtocol(t *testing.T) {
 				testenv.ExecSQL(t, "mysql", raw, "SET GLOBAL binlog_row_metadata = 'FULL'")
 				t.Cleanup(func() { testenv.ExecSQL(t, "mysql", raw, "SET GLOBAL binlog_row_metadata = 'NO_LOG'") })
 			}
-			ch := src.NewChanges(4000000000+uint32(i), "")
-			start, err := ch.Prepare(ctx, nil)
+			ch := src.NewChanges(4000000000+uint32(i))
+			start, err := ch.Prepare(ctx, nil, "")
 			require.NoError(t, err)
 			require.True(t, start.Created)
 			from := start.From
@@ -144,8 +144,8 @@ func TestBinlogChangesAndDDL(t *testing.T) {
 	tables, err := src.Introspect(ctx, []source.TableRef{ref})
 	require.NoError(t, err)
 	need := source.TableNeed{Table: tables[ref], Columns: []string{"id", "name", "qty"}}
-	ch := src.NewChanges(4000000002, "")
-	start, err := ch.Prepare(ctx, nil)
+	ch := src.NewChanges(4000000002)
+	start, err := ch.Prepare(ctx, nil, "")
 	require.NoError(t, err)
 	st, err := ch.Stream(ctx, start.From, []source.TableNeed{need})
 	require.NoError(t, err)
@@ -210,17 +210,17 @@ func TestBinlogChangesAndDDL(t *testing.T) {
 func TestBinlogCheck(t *testing.T) {
 	ctx := context.Background()
 	src, _ := binlogSource(t)
-	probs, err := src.NewChanges(DefaultServerID("t"), "").Check(ctx, nil)
+	probs, err := src.NewChanges(DefaultServerID("t")).Check(ctx, nil)
 	require.NoError(t, err)
 	require.Empty(t, probs, "the test server is set up for live sync")
 
-	probs, err = src.NewChanges(1, "").Check(ctx, nil)
+	probs, err = src.NewChanges(1).Check(ctx, nil)
 	require.NoError(t, err)
 	require.Len(t, probs, 1)
 	require.Contains(t, probs[0].What, "server_id is 1")
 	require.Contains(t, probs[0].Fix, "--server-id")
 
-	note, err := src.NewChanges(1, "").Retention(ctx)
+	note, err := src.NewChanges(1).Retention(ctx)
 	require.NoError(t, err)
 	require.Contains(t, note, "binlog_expire_logs_seconds")
 }
@@ -243,7 +243,7 @@ func TestPrepareNotStalledByAnOpenTransaction(t *testing.T) {
 	_, err = app.ExecContext(ctx, "UPDATE held SET v = 3 WHERE id = 1")
 	require.NoError(t, err)
 
-	start, err := src.NewChanges(4000000003, "").Prepare(ctx, nil)
+	start, err := src.NewChanges(4000000003).Prepare(ctx, nil, "")
 	require.NoError(t, err)
 	require.True(t, start.Created)
 }

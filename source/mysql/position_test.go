@@ -49,7 +49,7 @@ func TestBinlogPositions(t *testing.T) {
 }
 
 func TestBinlogDistance(t *testing.T) {
-	c := (&Source{}).NewChanges(1, "")
+	c := (&Source{}).NewChanges(1)
 	c.maxBinlogSize.Store(1000)
 	for _, tt := range []struct {
 		from, to string

@@ -169,8 +169,9 @@ func (c *Changes) replication(ctx context.Context) (*pgconn.PgConn, error) {
 
 // Prepare creates the publication and the slot when they do not exist. A
 // new slot exports the snapshot of its consistent point, which stays valid
-// until Stream starts on the same connection.
-func (c *Changes) Prepare(ctx context.Context, needs []source.TableNeed) (source.StreamStart, error) {
+// until Stream starts on the same connection. The slot keeps the position
+// on the server, so the one sync recorded is not needed.
+func (c *Changes) Prepare(ctx context.Context, needs []source.TableNeed, _ source.Position) (source.StreamStart, error) {
 	err := c.admin(ctx, func(conn *pgx.Conn) error {
 		var exists bool
 		if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = $1)", c.publication).Scan(&exists); err != nil {
