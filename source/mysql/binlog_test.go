@@ -58,7 +58,7 @@ func TestBinlogRowsMatchTextProtocol(t *testing.T) {
 				testenv.ExecSQL(t, "mysql", raw, "SET GLOBAL binlog_row_metadata = 'FULL'")
 				t.Cleanup(func() { testenv.ExecSQL(t, "mysql", raw, "SET GLOBAL binlog_row_metadata = 'NO_LOG'") })
 			}
-			ch := src.NewChanges(4000000000+uint32(i))
+			ch := src.NewChanges(4000000000 + uint32(i))
 			start, err := ch.Prepare(ctx, nil, "")
 			require.NoError(t, err)
 			require.True(t, start.Created)
