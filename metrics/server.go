@@ -39,6 +39,19 @@ type Health struct {
 	mu     sync.Mutex
 	ready  bool
 	reason string
+	checks []func() (bool, string)
+}
+
+// AddCheck adds a condition of readiness, asked at each /readyz: a part
+// of the run that knows it cannot work now (a writer waiting for an
+// endpoint) says so, with why.
+func (h *Health) AddCheck(check func() (ok bool, reason string)) {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	h.checks = append(h.checks, check)
+	h.mu.Unlock()
 }
 
 // NewHealth returns a Health that is live from now and not ready.
@@ -69,7 +82,15 @@ func (h *Health) SetReady(ready bool, reason string) {
 func (h *Health) Ready() (bool, string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.ready, h.reason
+	if !h.ready {
+		return false, h.reason
+	}
+	for _, check := range h.checks {
+		if ok, why := check(); !ok {
+			return false, why
+		}
+	}
+	return true, ""
 }
 
 // Live reports whether the work loop iterated within the stall timeout,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -35,7 +36,13 @@ type ReachGuard struct {
 	mu        sync.Mutex
 	recovered time.Time // when a waiting request last got through
 	down      error     // set once the endpoint was given up on
+	// waiting is set while a request waits for the endpoint.
+	waiting atomic.Bool
 }
+
+// Waiting reports whether a request is waiting for the endpoint to accept
+// connections again: for readiness, which fails meanwhile.
+func (g *ReachGuard) Waiting() bool { return g.waiting.Load() }
 
 // NewReachGuard guards client's BatchWriteItem with the client's own
 // retryer (see NewClient).
@@ -86,6 +93,8 @@ func (g *ReachGuard) guard(ctx context.Context, call func() (*dynamodb.BatchWrit
 		// Another request waited the outage out meanwhile: try again now.
 		return call()
 	}
+	g.waiting.Store(true)
+	defer g.waiting.Store(false)
 	max := g.retryer.MaxAttempts()
 	for attempt := 1; ; attempt++ {
 		if attempt >= max {

@@ -336,6 +336,13 @@ func (w *DynamoWriter) Rearm() {
 	}
 }
 
+// Waiting reports whether the writer's guard is waiting for an endpoint
+// that stopped accepting connections (see ReachGuard).
+func (w *DynamoWriter) Waiting() bool {
+	g, ok := w.api.(interface{ Waiting() bool })
+	return ok && g.Waiting()
+}
+
 // Stats implements Sink.
 func (w *DynamoWriter) Stats() Stats {
 	w.capMu.Lock()

@@ -223,6 +223,12 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 		return err
 	}
 	defer obs.close()
+	obs.health.AddCheck(func() (bool, string) {
+		if writer.Waiting() {
+			return false, "DynamoDB does not accept connections; writes wait for it"
+		}
+		return true, ""
+	})
 	live := cdc.NewLive()
 	var series *metrics.Sync
 	if obs.reg != nil {

@@ -31,6 +31,13 @@ type serviceSync struct {
 func startServiceSync(t *testing.T, d testenv.Driver, extra ...string) *serviceSync {
 	t.Helper()
 	s := &serviceSync{syncDesign: newSyncDesign(t, d, "portfolios", "testdata/sync/portfolios.yaml"), metrics: freeAddr(t)}
+	s.run(t, extra...)
+	return s
+}
+
+// run starts the sync in the background and waits until it is ready.
+func (s *serviceSync) run(t *testing.T, extra ...string) {
+	t.Helper()
 	s.cmd, s.out = s.start(t, append([]string{"--metrics-addr", s.metrics, "--log-level", "info", "--status-every", "1s"}, extra...)...)
 	t.Cleanup(func() {
 		if t.Failed() && s.cmd.ProcessState == nil {
@@ -43,7 +50,6 @@ func startServiceSync(t *testing.T, d testenv.Driver, extra ...string) *serviceS
 	})
 	s.watch = watch(t, s.metrics)
 	s.watch.waitReady(t, time.Time{}, 2*time.Minute)
-	return s
 }
 
 // alive requires the sync process to be running still.

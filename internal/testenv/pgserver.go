@@ -237,14 +237,15 @@ func (s *PGServer) NewDB(t testing.TB) string {
 	return s.DSN(name)
 }
 
-// Standby makes a physical standby of s with pg_basebackup (streaming
-// WAL, recovery configured) and starts it: promoted, it is the server a
-// failover hands the application.
+// Standby makes a physical standby of s with pg_basebackup (after a fast
+// checkpoint, not a spread one of minutes; WAL streamed, recovery
+// configured) and starts it: promoted, it is the server a failover hands
+// the application.
 func (s *PGServer) Standby(t testing.TB) *PGServer {
 	t.Helper()
 	base := pgDir(t, s.user)
 	sb := &PGServer{Port: freePort(t), Dir: filepath.Join(base, "data"), bin: s.bin, user: s.user, log: filepath.Join(base, "server.log")}
-	out, err := asPG(s.user, filepath.Join(s.bin, "pg_basebackup"), "-D", sb.Dir, "-R", "-X", "stream",
+	out, err := asPG(s.user, filepath.Join(s.bin, "pg_basebackup"), "-D", sb.Dir, "-R", "-X", "stream", "-c", "fast",
 		"-h", "127.0.0.1", "-p", strconv.Itoa(s.Port), "-U", "dynafold").CombinedOutput()
 	if err != nil {
 		t.Fatalf("pg_basebackup from %d: %v: %s", s.Port, err, out)
