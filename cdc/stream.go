@@ -184,6 +184,11 @@ func (l *streamLoop) run(ctx context.Context, sum *Summary) error {
 			if err := l.applyRound(ctx, queued); err != nil {
 				return err
 			}
+			if len(events) > 0 {
+				// A backlog waits in the stream: its oldest transaction
+				// committed no earlier than the last one applied.
+				e.live.pending(queued[len(queued)-1].Commit)
+			}
 			queued = queued[:0]
 		}
 		if idle != "" {

@@ -28,6 +28,10 @@ type syncOptions struct {
 	lagRate               int
 	lagSeconds            int
 	writers               int
+	reconnects            int
+	outage                time.Duration
+	metricsPairs          int
+	metricsChanges        int
 }
 
 // syncScenario is one measured line of the live-sync report.
@@ -48,6 +52,22 @@ type syncResults struct {
 	Command   string         `json:"command"`
 	Scenarios []syncScenario `json:"scenarios"`
 	Lag       []*lagResult   `json:"lag,omitempty"`
+	// Reconnect is the time from the source answering again to streaming
+	// again; MetricsCPU the CPU of the same backlog with --metrics-addr
+	// and without, in alternating runs.
+	Reconnect  []*reconnectResult `json:"reconnect,omitempty"`
+	MetricsCPU []*metricsCPU      `json:"metrics_cpu,omitempty"`
+}
+
+// metricsCPU is sync's CPU per million single-row changes with the
+// metrics served and without, one figure per run, runs alternating.
+type metricsCPU struct {
+	Source    string    `json:"source"`
+	Changes   int       `json:"changes_per_run"`
+	On        []float64 `json:"cpu_seconds_per_million_changes_metrics_on"`
+	Off       []float64 `json:"cpu_seconds_per_million_changes_metrics_off"`
+	MedianOn  float64   `json:"median_on"`
+	MedianOff float64   `json:"median_off"`
 }
 
 // lagResult is the lag sync reported, once a second, while the source
@@ -82,6 +102,10 @@ func syncBenchCommand() *cobra.Command {
 	f.IntVar(&o.lagRate, "lag-rate", 2000, "single-row transactions per second committed in the lag run")
 	f.IntVar(&o.lagSeconds, "lag-seconds", 30, "length of the lag run")
 	f.IntVar(&o.writers, "writers", 8, "dynafold --writers")
+	f.IntVar(&o.reconnects, "reconnects", 5, "source outages in the reconnect run (0 to skip)")
+	f.DurationVar(&o.outage, "outage", 2*time.Second, "how long the source refuses connections in each outage of the reconnect run")
+	f.IntVar(&o.metricsPairs, "metrics-pairs", 3, "pairs of runs, --metrics-addr on and off, in the metrics CPU run (0 to skip)")
+	f.IntVar(&o.metricsChanges, "metrics-changes", 50_000, "single-row transactions applied in each run of the metrics CPU run")
 	f.StringVar(&o.out, "out", "bench-results", "directory for the JSON results")
 	return cmd
 }
@@ -175,6 +199,36 @@ func syncBenchOne(ctx context.Context, o syncOptions, db syncDB, work, endpoint 
 		lag.Source = db.name()
 		res.Lag = append(res.Lag, lag)
 	}
+	if o.metricsPairs > 0 {
+		mc := &metricsCPU{Source: db.name(), Changes: o.metricsChanges}
+		for i := 0; i < 2*o.metricsPairs; i++ {
+			if err := db.singleRowBacklog(ctx, single, o.metricsChanges, o.portfolios); err != nil {
+				return err
+			}
+			var extra []string
+			if i%2 == 0 {
+				extra = []string{"--metrics-addr", "127.0.0.1:0"}
+			}
+			sc, err := sd.catchUp(ctx, "metrics", "", extra...)
+			if err != nil {
+				return err
+			}
+			if i%2 == 0 {
+				mc.On = append(mc.On, sc.CPUPerM)
+			} else {
+				mc.Off = append(mc.Off, sc.CPUPerM)
+			}
+		}
+		mc.MedianOn, mc.MedianOff = medianOf(mc.On), medianOf(mc.Off)
+		res.MetricsCPU = append(res.MetricsCPU, mc)
+	}
+	if o.reconnects > 0 {
+		rc, err := sd.reconnect(ctx, db.name(), o.reconnects, o.outage)
+		if err != nil {
+			return err
+		}
+		res.Reconnect = append(res.Reconnect, rc)
+	}
 	// Drop the slots: a forgotten one keeps WAL on the server.
 	for _, r := range []*syncRun{sd, fd} {
 		if _, err := runMeasured(ctx, nil, dynafold, "sync", "cleanup", "--config", r.config, "--endpoint", r.endpoint,
@@ -208,9 +262,9 @@ func (r *syncRun) prepare(ctx context.Context) error {
 
 // catchUp applies the backlog with sync --until-caught-up and reads its
 // report.
-func (r *syncRun) catchUp(ctx context.Context, name, note string) (*syncScenario, error) {
+func (r *syncRun) catchUp(ctx context.Context, name, note string, extra ...string) (*syncScenario, error) {
 	report := filepath.Join(r.work, r.table+".report.json")
-	m, err := runMeasured(ctx, nil, r.dynafold, append([]string{"sync", "--until-caught-up", "--progress", "none", "--report", report}, r.flags()...)...)
+	m, err := runMeasured(ctx, nil, r.dynafold, append(append([]string{"sync", "--until-caught-up", "--progress", "none", "--report", report}, r.flags()...), extra...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -344,4 +398,29 @@ func printSync(r *syncResults) {
 		fmt.Printf("%s: lag at %d commits/s (achieved %.0f) for %ds: max %.2fs, median %.2fs over %d samples; max %d bytes of log behind; %d changes applied\n",
 			l.Source, l.TargetRate, l.AchievedRate, l.Seconds, l.MaxLag, l.P50Lag, l.Samples, l.MaxLagBytes, l.Applied)
 	}
+	for _, m := range r.MetricsCPU {
+		fmt.Printf("%s: CPU s per million changes, %d changes a run: metrics on %v (median %.1f), off %v (median %.1f)\n",
+			m.Source, m.Changes, rounded(m.On), m.MedianOn, rounded(m.Off), m.MedianOff)
+	}
+	for _, c := range r.Reconnect {
+		fmt.Printf("%s: from the source answering again to streaming again, after %.0fs outages: %v s (median %.2f, max %.2f)\n",
+			c.Source, c.Outage, rounded(c.Trials), c.Median, c.Maximum)
+	}
+}
+
+func medianOf(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+func rounded(v []float64) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(int(x*100+0.5)) / 100
+	}
+	return out
 }

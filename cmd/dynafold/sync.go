@@ -39,10 +39,20 @@ from the binlog position recorded before the initial load; nothing is
 created on the server, so binlog retention must cover the load and any
 stop of sync.
 
+A lost source connection (a restart, a failover behind the same address)
+and DynamoDB going away are waited out: sync reconnects and goes on from
+its confirmed position (--give-up-after bounds the wait). A source that
+changed under it (the slot gone or invalidated, the binlog purged, another
+server) stops it with exit 2, or with --on-source-reset resnapshot is
+loaded again. --metrics-addr serves Prometheus metrics, /healthz and
+/readyz (see docs/sync-service.md).
+
 Exit codes: 0 caught up · 1 failure (DDL on a mapped column, a row under
-on_error: fail) · 2 invalid usage, mapping or a missing prerequisite ·
-4 interrupted or failed resumably (state saved; run again to resume).`,
+on_error: fail) · 2 invalid usage, mapping, a missing prerequisite or a
+reset source · 4 interrupted, or a fault outlasted --give-up-after (state
+saved; run again to resume).`,
 		Example: `  dynafold sync --config configs/portfolios.yaml
+  dynafold sync --config configs/portfolios.yaml --metrics-addr 10.0.3.7:9464 --on-source-reset resnapshot
   dynafold sync --config configs/portfolios.yaml --until-caught-up   # at cutover, after writes stop
   dynafold sync cleanup --config configs/portfolios.yaml`,
 		Args: cobra.NoArgs,

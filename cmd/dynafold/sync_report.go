@@ -28,15 +28,24 @@ func (a *app) syncStatus() func(cdc.Status) {
 		return func(s cdc.Status) {
 			mu.Lock()
 			defer mu.Unlock()
-			fmt.Fprintf(a.stderr, "\r\033[Ksync: lag %.1fs, %s WAL · %s changes/s · %s changes, %s items written, %s deleted (%.1f per change)%s",
-				s.LagSeconds, byteSize(s.LagBytes), pipeline.Thousands(int64(s.ChangesPerSec)), pipeline.Thousands(s.Run.Changes),
+			state := ""
+			if s.State != "" && s.State != "streaming" {
+				state = s.State + " · "
+			}
+			if s.Fault != "" {
+				state += s.Fault + " · "
+			}
+			fmt.Fprintf(a.stderr, "\r\033[Ksync: %slag %.1fs, %s WAL · %s changes/s · %s changes, %s items written, %s deleted (%.1f per change)%s",
+				state, s.LagSeconds, byteSize(s.LagBytes), pipeline.Thousands(int64(s.ChangesPerSec)), pipeline.Thousands(s.Run.Changes),
 				pipeline.Thousands(s.Run.ItemsWritten), pipeline.Thousands(s.Run.ItemsDeleted), s.FanOut, caughtUpNote(s.CaughtUp))
 		}
 	case "json":
 		return func(s cdc.Status) {
 			mu.Lock()
 			defer mu.Unlock()
-			if time.Since(last) < every && !s.CaughtUp {
+			// The last line of a run (caught up, or stopping) is always
+			// printed.
+			if time.Since(last) < every && !s.CaughtUp && s.State != "stopping" {
 				return
 			}
 			last = time.Now()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynafold/dynafold/internal/clitest"
 	"github.com/dynafold/dynafold/internal/testenv"
 )
 
@@ -214,4 +216,62 @@ func statusLine(out, state string) string {
 		}
 	}
 	return ""
+}
+
+// A fault that outlasts --give-up-after ends sync with exit 4, its state
+// saved: here the source behind a proxy that stops accepting connections.
+func TestSyncGivesUpAfter(t *testing.T) {
+	t.Parallel()
+	d := pgOnly()[0]
+	sd := newSyncDesign(t, d, "portfolios", "testdata/sync/portfolios.yaml")
+	host := dsnHost(t, d.Name, sd.dsn)
+	proxy := startProxy(t, host)
+	sd.setDSN(strings.Replace(sd.dsn, host, proxy.Addr(), 1))
+	s := &serviceSync{syncDesign: sd, metrics: freeAddr(t)}
+	s.run(t, "--give-up-after", "2s")
+	require.NoError(t, proxy.Pause())
+	err := s.cmd.Wait()
+	require.Error(t, err)
+	require.Equal(t, exitInterrupted, s.cmd.ProcessState.ExitCode(), s.out.String())
+	require.Regexp(t, `the source has been unavailable for \d+s, longer than --give-up-after 2s`, s.out.String())
+	require.NoError(t, proxy.Resume())
+	s.catchUp(t)
+	s.requireConverged(t)
+}
+
+// migrate serves its progress on --metrics-addr too: rows read and items
+// written per entity, the ETA, throttling and retries.
+func TestMigrateServesMetrics(t *testing.T) {
+	t.Parallel()
+	d := testenv.Drivers()[0]
+	dsn := d.NewDB(t)
+	loadScale(t, d.Name, dsn, 100) // 1,000 rows and items
+	tg := &target{client: testenv.DynamoClient(t), table: testenv.NewTableName(t), dsn: dsn}
+	testenv.DeleteTableOnCleanup(t, tg.client, tg.table)
+	tg.flags = []string{"--config", clitest.RepoPath("configs/portfolios.yaml"), "--source-dsn", dsn, "--endpoint", testenv.DynamoEndpoint(t), "--table", tg.table}
+	require.Equal(t, 0, tg.run(t, "", "table", "create").Code)
+	addr := freeAddr(t)
+	// 200 write units a second: several seconds to scrape in.
+	cmd := clitest.Command(context.Background(), t, "", nil, append([]string{"migrate", "--progress", "none", "--max-wcu", "200", "--metrics-addr", addr}, tg.flags...)...)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	var m map[string]float64
+	require.Eventually(t, func() bool {
+		var err error
+		m, err = scrape(addr)
+		if err != nil {
+			return false
+		}
+		v, _ := sample(m, "dynafold_items_written_total", `entity="database"`)
+		return v > 0
+	}, time.Minute, 50*time.Millisecond, "items written are counted")
+	for _, name := range []string{"dynafold_rows_read_total", "dynafold_rows_done_total", "dynafold_rows_rejected_total", "dynafold_eta_seconds",
+		"dynafold_requests_throttled_total", "dynafold_retries_total", "process_cpu_seconds_total"} {
+		_, ok := sample(m, name)
+		require.True(t, ok, "series %s", name)
+	}
+	ok, err := ready(addr)
+	require.NoError(t, err)
+	require.True(t, ok, "a running migrate is ready")
+	require.NoError(t, cmd.Wait())
 }
