@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -15,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/dynafold/dynafold/internal/testenv"
 	"github.com/stretchr/testify/require"
 )
 
@@ -247,63 +246,15 @@ func (c *churn) halt() {
 	<-c.done
 }
 
-// tryRows runs a query and returns its rows as text, or the error.
+// tryRows runs a query and returns its rows as text, or the error; MySQL
+// sessions read double quotes as identifier quotes, as the workloads write
+// them.
 func tryRows(driver, dsn, query string) ([][]string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	var out [][]string
-	if driver == "postgres" {
-		conn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			return nil, err
-		}
-		defer conn.Close(ctx)
-		rows, err := conn.Query(ctx, query, pgx.QueryExecModeSimpleProtocol)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			var row []string
-			for _, raw := range rows.RawValues() {
-				row = append(row, string(raw))
-			}
-			out = append(out, row)
-		}
-		return out, rows.Err()
+	var setup []string
+	if driver == "mysql" {
+		setup = []string{strings.TrimSuffix(strings.TrimSpace(ansiQuotes), ";")}
 	}
-	db, err := sql.Open("mysql", dsn)
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, ansiQuotes); err != nil {
-		return nil, err
-	}
-	rows, err := conn.QueryContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	for rows.Next() {
-		raw := make([]sql.RawBytes, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range raw {
-			ptrs[i] = &raw[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		row := make([]string, len(cols))
-		for i, r := range raw {
-			row[i] = string(r)
-		}
-		out = append(out, row)
-	}
-	return out, rows.Err()
+	return testenv.QueryRows(ctx, driver, dsn, query, setup...)
 }

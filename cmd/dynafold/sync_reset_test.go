@@ -149,15 +149,7 @@ func TestSyncResnapshotsAfterFailover(t *testing.T) {
 		newDB := func(t testing.TB) string { dsn = primary.NewDB(t); return dsn }
 		sd := newSyncDesign(t, testenv.Driver{Name: "postgres", NewDB: newDB}, "portfolios", "testdata/sync/portfolios.yaml")
 		standby := primary.Standby(t)
-		proxy, err := tcpproxy.Start(primary.Addr())
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = proxy.Close() })
-		sd.setDSN(strings.Replace(dsn, primary.Addr(), proxy.Addr(), 1))
-		s := &serviceSync{syncDesign: sd, metrics: freeAddr(t)}
-		s.run(t, "--on-source-reset", "resnapshot")
-		c := startChurn(t, "postgres", dsn, 5)
-		s.appliedSince(t, time.Now())
-		c.halt()
+		s, proxy := proxiedSync(t, sd, dsn, primary.Addr(), 5)
 
 		at := time.Now()
 		primary.Stop(t)
@@ -166,7 +158,7 @@ func TestSyncResnapshotsAfterFailover(t *testing.T) {
 		t.Logf("standby promoted after %v", time.Since(at))
 		proxy.SetTarget(standby.Addr())
 		promoted := strings.Replace(dsn, primary.Addr(), standby.Addr(), 1)
-		c = startChurn(t, "postgres", promoted, 6)
+		c := startChurn(t, "postgres", promoted, 6)
 		require.Eventually(t, func() bool { return strings.Contains(s.out.String(), "resnapshot complete") }, 2*time.Minute, 100*time.Millisecond,
 			"sync loads again from the promoted standby; output:\n%s", lastLines(s.out.String(), 20))
 		t.Logf("resnapshot complete after %v", time.Since(at))
@@ -194,21 +186,13 @@ func TestSyncResnapshotsAfterFailover(t *testing.T) {
 		testenv.LoadSQL(t, "mysql", other, clitest.RepoPath("testdata/portfolios/mysql.sql"))
 		testenv.ExecSQL(t, "mysql", other, "DELETE FROM `databases` WHERE id = 'JeffSiteDB'; INSERT INTO portfolios (id, name) VALUES (5, 'Only in the other history');")
 
-		proxy, err := tcpproxy.Start(a.Addr())
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = proxy.Close() })
-		sd.setDSN(strings.Replace(dsn, a.Addr(), proxy.Addr(), 1))
-		s := &serviceSync{syncDesign: sd, metrics: freeAddr(t)}
-		s.run(t, "--on-source-reset", "resnapshot")
-		c := startChurn(t, "mysql", dsn, 7)
-		s.appliedSince(t, time.Now())
-		c.halt()
+		s, proxy := proxiedSync(t, sd, dsn, a.Addr(), 7)
 
 		proxy.SetTarget(b.Addr())
 		require.Eventually(t, func() bool { return strings.Contains(s.out.String(), "resnapshot complete") }, 2*time.Minute, 100*time.Millisecond,
 			"sync loads again from the other server; output:\n%s", lastLines(s.out.String(), 20))
 		require.Contains(t, s.out.String(), "the source is another server")
-		c = startChurn(t, "mysql", other, 8)
+		c := startChurn(t, "mysql", other, 8)
 		s.appliedSince(t, time.Now())
 		c.halt()
 		s.alive(t)
@@ -216,6 +200,23 @@ func TestSyncResnapshotsAfterFailover(t *testing.T) {
 		s.catchUp(t)
 		s.requireConverged(t)
 	})
+}
+
+// proxiedSync runs the design's sync with --on-source-reset resnapshot
+// through a proxy in front of the server at addr, and commits a churn to
+// the source (dsn, direct) until sync has applied some of it.
+func proxiedSync(t *testing.T, sd *syncDesign, dsn, addr string, seed uint64) (*serviceSync, *tcpproxy.Proxy) {
+	t.Helper()
+	proxy, err := tcpproxy.Start(addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = proxy.Close() })
+	sd.setDSN(strings.Replace(dsn, addr, proxy.Addr(), 1))
+	s := &serviceSync{syncDesign: sd, metrics: freeAddr(t)}
+	s.run(t, "--on-source-reset", "resnapshot")
+	c := startChurn(t, sd.driver, dsn, seed)
+	s.appliedSince(t, time.Now())
+	c.halt()
+	return s, proxy
 }
 
 // An idle sync does not pile up WAL: while the mapped tables are idle and

@@ -74,58 +74,42 @@ func StartMariaDB(t testing.TB, args ...string) *MariaDBServer {
 }
 
 // mariadbTemplate returns a data directory made by mariadb-install-db
-// with the dynafold user, kept for later test runs and made under a file
-// lock.
+// with the dynafold user, once per machine for a user (see template).
 func mariadbTemplate() (string, error) {
 	me, _ := user.Current()
-	base := filepath.Join(os.TempDir(), "dynafold-mytemplate-"+me.Username)
-	if err := os.MkdirAll(base, 0o755); err != nil {
-		return "", err
-	}
-	lock, err := os.OpenFile(base+".lock", os.O_CREATE|os.O_RDWR, 0o666)
-	if err != nil {
-		return "", err
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "", err
-	}
-	dir := filepath.Join(base, "data")
-	if _, err := os.Stat(filepath.Join(dir, "ready")); err == nil {
-		return dir, nil
-	}
-	_ = os.RemoveAll(dir)
-	out, err := exec.Command("mariadb-install-db", "--datadir="+dir, "--user="+me.Username, "--skip-test-db",
-		"--auth-root-authentication-method=socket").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("mariadb-install-db: %v: %s", err, out)
-	}
-	// Start it once on a socket alone to add the dynafold user.
-	sock := filepath.Join(base, "install.sock")
-	cmd := exec.Command(mariadbd(), "--no-defaults", "--datadir="+dir, "--user="+me.Username, "--skip-networking",
-		"--socket="+sock, "--pid-file="+filepath.Join(base, "install.pid"), "--log-error="+filepath.Join(base, "install.log"))
-	if err := cmd.Start(); err != nil {
-		return "", err
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	var lastErr error
-	for i := 0; i < 300; i++ {
-		out, err := exec.Command("mariadb", "-S", sock, "-u", me.Username, "-e", `
-			CREATE USER IF NOT EXISTS 'dynafold'@'%' IDENTIFIED BY 'dynafold';
-			CREATE USER IF NOT EXISTS 'dynafold'@'localhost' IDENTIFIED BY 'dynafold';
-			CREATE USER IF NOT EXISTS 'dynafold'@'127.0.0.1' IDENTIFIED BY 'dynafold';
-			GRANT ALL PRIVILEGES ON *.* TO 'dynafold'@'%' WITH GRANT OPTION;
-			GRANT ALL PRIVILEGES ON *.* TO 'dynafold'@'localhost' WITH GRANT OPTION;
-			GRANT ALL PRIVILEGES ON *.* TO 'dynafold'@'127.0.0.1' WITH GRANT OPTION;
-			SHUTDOWN;`).CombinedOutput()
-		if err == nil {
-			_ = cmd.Wait()
-			return dir, os.WriteFile(filepath.Join(dir, "ready"), nil, 0o644)
+	return template("dynafold-mytemplate-"+me.Username, "ready", func(base, dir string) error {
+		out, err := exec.Command("mariadb-install-db", "--datadir="+dir, "--user="+me.Username, "--skip-test-db",
+			"--auth-root-authentication-method=socket").CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("mariadb-install-db: %v: %s", err, out)
 		}
-		lastErr = fmt.Errorf("%v: %s", err, out)
-		time.Sleep(100 * time.Millisecond)
-	}
-	return "", fmt.Errorf("setting up the MariaDB template: %v", lastErr)
+		// Start it once on a socket alone to add the dynafold user.
+		sock := filepath.Join(base, "install.sock")
+		cmd := exec.Command(mariadbd(), "--no-defaults", "--datadir="+dir, "--user="+me.Username, "--skip-networking",
+			"--socket="+sock, "--pid-file="+filepath.Join(base, "install.pid"), "--log-error="+filepath.Join(base, "install.log"))
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+		var lastErr error
+		for i := 0; i < 300; i++ {
+			out, err := exec.Command("mariadb", "-S", sock, "-u", me.Username, "-e", `
+				CREATE USER IF NOT EXISTS 'dynafold'@'%' IDENTIFIED BY 'dynafold';
+				CREATE USER IF NOT EXISTS 'dynafold'@'localhost' IDENTIFIED BY 'dynafold';
+				CREATE USER IF NOT EXISTS 'dynafold'@'127.0.0.1' IDENTIFIED BY 'dynafold';
+				GRANT ALL PRIVILEGES ON *.* TO 'dynafold'@'%' WITH GRANT OPTION;
+				GRANT ALL PRIVILEGES ON *.* TO 'dynafold'@'localhost' WITH GRANT OPTION;
+				GRANT ALL PRIVILEGES ON *.* TO 'dynafold'@'127.0.0.1' WITH GRANT OPTION;
+				SHUTDOWN;`).CombinedOutput()
+			if err == nil {
+				_ = cmd.Wait()
+				return os.WriteFile(filepath.Join(dir, "ready"), nil, 0o644)
+			}
+			lastErr = fmt.Errorf("%v: %s", err, out)
+			time.Sleep(100 * time.Millisecond)
+		}
+		return fmt.Errorf("setting up the MariaDB template: %v", lastErr)
+	})
 }
 
 // Start starts the server and waits until it accepts connections.

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -127,39 +126,22 @@ func StartPostgres(t testing.TB, settings ...string) *PGServer {
 	return s
 }
 
-// initdbTemplate returns a data directory made by initdb, kept in the
-// system's temporary directory for later test runs and made under a file
-// lock, so that concurrent test processes make it once.
+// initdbTemplate returns a data directory made by initdb, once per
+// machine for a PostgreSQL version and user (see template).
 func initdbTemplate(bin, pgUser string) (string, error) {
 	version := filepath.Base(filepath.Dir(bin))
-	base := filepath.Join(os.TempDir(), "dynafold-pgtemplate-"+version+"-"+pgUser)
-	if err := os.MkdirAll(base, 0o755); err != nil {
-		return "", err
-	}
-	lock, err := os.OpenFile(base+".lock", os.O_CREATE|os.O_RDWR, 0o666)
-	if err != nil {
-		return "", err
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "", err
-	}
-	dir := filepath.Join(base, "data")
-	if _, err := os.Stat(filepath.Join(dir, "PG_VERSION")); err == nil {
-		return dir, nil
-	}
-	_ = os.RemoveAll(dir)
-	if os.Geteuid() == 0 {
-		if out, err := exec.Command("chown", pgUser, base).CombinedOutput(); err != nil {
-			return "", fmt.Errorf("chown: %v: %s", err, out)
+	return template("dynafold-pgtemplate-"+version+"-"+pgUser, "PG_VERSION", func(base, dir string) error {
+		if os.Geteuid() == 0 {
+			if out, err := exec.Command("chown", pgUser, base).CombinedOutput(); err != nil {
+				return fmt.Errorf("chown: %v: %s", err, out)
+			}
 		}
-	}
-	out, err := asPG(pgUser, filepath.Join(bin, "initdb"), "-D", dir, "-U", "dynafold", "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8").CombinedOutput()
-	if err != nil {
-		_ = os.RemoveAll(dir)
-		return "", fmt.Errorf("initdb: %v: %s", err, out)
-	}
-	return dir, nil
+		out, err := asPG(pgUser, filepath.Join(bin, "initdb"), "-D", dir, "-U", "dynafold", "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8").CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("initdb: %v: %s", err, out)
+		}
+		return nil
+	})
 }
 
 // configure writes the server's settings into postgresql.auto.conf.

@@ -301,18 +301,34 @@ func (d Driver) String() string { return d.Name }
 // as ""), for assertions on server state.
 func Rows(t testing.TB, driver, dsn, query string) [][]string {
 	t.Helper()
-	ctx := context.Background()
+	rows, err := QueryRows(context.Background(), driver, dsn, query)
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return rows
+}
+
+// QueryRows runs setup statements, then query, on one session, and
+// returns the query's rows with every value as text (NULL as ""), or the
+// error: for helpers that must not fail the test (a server that may be
+// down).
+func QueryRows(ctx context.Context, driver, dsn, query string, setup ...string) ([][]string, error) {
 	var out [][]string
 	switch driver {
 	case "postgres":
 		conn, err := pgx.Connect(ctx, dsn)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		defer conn.Close(ctx)
+		for _, st := range setup {
+			if _, err := conn.Exec(ctx, st); err != nil {
+				return nil, err
+			}
+		}
 		rows, err := conn.Query(ctx, query, pgx.QueryExecModeSimpleProtocol)
 		if err != nil {
-			t.Fatalf("%s: %v", query, err)
+			return nil, err
 		}
 		for rows.Next() {
 			var row []string
@@ -321,18 +337,26 @@ func Rows(t testing.TB, driver, dsn, query string) [][]string {
 			}
 			out = append(out, row)
 		}
-		if err := rows.Err(); err != nil {
-			t.Fatalf("%s: %v", query, err)
-		}
+		return out, rows.Err()
 	case "mysql":
 		db, err := sql.Open("mysql", dsn)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		defer db.Close()
-		rows, err := db.QueryContext(ctx, query)
+		conn, err := db.Conn(ctx)
 		if err != nil {
-			t.Fatalf("%s: %v", query, err)
+			return nil, err
+		}
+		defer conn.Close()
+		for _, st := range setup {
+			if _, err := conn.ExecContext(ctx, st); err != nil {
+				return nil, err
+			}
+		}
+		rows, err := conn.QueryContext(ctx, query)
+		if err != nil {
+			return nil, err
 		}
 		defer rows.Close()
 		cols, _ := rows.Columns()
@@ -343,7 +367,7 @@ func Rows(t testing.TB, driver, dsn, query string) [][]string {
 				dest[i] = &raw[i]
 			}
 			if err := rows.Scan(dest...); err != nil {
-				t.Fatal(err)
+				return nil, err
 			}
 			row := make([]string, len(cols))
 			for i, b := range raw {
@@ -351,11 +375,7 @@ func Rows(t testing.TB, driver, dsn, query string) [][]string {
 			}
 			out = append(out, row)
 		}
-		if err := rows.Err(); err != nil {
-			t.Fatalf("%s: %v", query, err)
-		}
-	default:
-		t.Fatalf("unknown driver %q", driver)
+		return out, rows.Err()
 	}
-	return out
+	return nil, fmt.Errorf("unknown driver %q", driver)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -23,11 +22,7 @@ func (c *Changes) Heartbeat(ctx context.Context) error {
 	if c.heartbeat == "" {
 		return nil
 	}
-	ref := source.TableRef{Name: c.heartbeat}
-	if schema, name, ok := strings.Cut(c.heartbeat, "."); ok {
-		ref = source.TableRef{Schema: schema, Name: name}
-	}
-	table := source.QuoteRef(dialect{}, ref)
+	table := source.QuoteRef(dialect{}, source.ParseTableRef(c.heartbeat))
 	cfg, err := mysql.ParseDSN(c.src.dsn.Secret())
 	if err != nil {
 		return fmt.Errorf("parsing MySQL DSN %s: invalid DSN", c.src.dsn)

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -22,11 +21,7 @@ func (c *Changes) Heartbeat(ctx context.Context) error {
 	if c.heartbeat == "" {
 		return nil
 	}
-	ref := source.TableRef{Name: c.heartbeat}
-	if schema, name, ok := strings.Cut(c.heartbeat, "."); ok {
-		ref = source.TableRef{Schema: schema, Name: name}
-	}
-	table := source.QuoteRef(dialect{}, ref)
+	table := source.QuoteRef(dialect{}, source.ParseTableRef(c.heartbeat))
 	err := c.admin(ctx, func(conn *pgx.Conn) error {
 		if !c.heartbeatMade {
 			if _, err := conn.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+table+" (id int PRIMARY KEY, beat timestamptz NOT NULL)"); err != nil {
