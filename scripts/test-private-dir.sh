@@ -5,9 +5,12 @@
 # MariaDB and dynalite must start and answer, and `make services-stop` must
 # stop them all. CI runs it after `make test` (see .ci/run).
 #
-# Ports: DYNAFOLD_PRIVATE_PG_PORT (55442), DYNAFOLD_PRIVATE_MYSQL_PORT (53316),
-# DYNAFOLD_PRIVATE_DYNAMODB_PORT (58010), DYNAFOLD_PRIVATE_S3_PORT (59010),
-# apart from the usual services'.
+# Ports: DYNAFOLD_PRIVATE_PG_PORT (25442), DYNAFOLD_PRIVATE_MYSQL_PORT (23316),
+# DYNAFOLD_PRIVATE_DYNAMODB_PORT (28010), DYNAFOLD_PRIVATE_S3_PORT (29010),
+# apart from the usual services' and below Linux's ephemeral range
+# (32768-60999): CI runs this beside the test suite, whose servers and
+# connections take ports from that range (one held 58010 once, when
+# dynalite here was to listen on it).
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 log() { echo "test-private-dir: $*" >&2; }
@@ -16,10 +19,10 @@ fail() { echo "test-private-dir: FAIL: $*" >&2; exit 1; }
 PRIV="$(mktemp -d)"
 chmod 700 "$PRIV"
 COPY="$PRIV/dynafold"
-export DYNAFOLD_PG_PORT="${DYNAFOLD_PRIVATE_PG_PORT:-55442}"
-export DYNAFOLD_MYSQL_PORT="${DYNAFOLD_PRIVATE_MYSQL_PORT:-53316}"
-export DYNAFOLD_DYNAMODB_PORT="${DYNAFOLD_PRIVATE_DYNAMODB_PORT:-58010}"
-export DYNAFOLD_S3_PORT="${DYNAFOLD_PRIVATE_S3_PORT:-59010}"
+export DYNAFOLD_PG_PORT="${DYNAFOLD_PRIVATE_PG_PORT:-25442}"
+export DYNAFOLD_MYSQL_PORT="${DYNAFOLD_PRIVATE_MYSQL_PORT:-23316}"
+export DYNAFOLD_DYNAMODB_PORT="${DYNAFOLD_PRIVATE_DYNAMODB_PORT:-28010}"
+export DYNAFOLD_S3_PORT="${DYNAFOLD_PRIVATE_S3_PORT:-29010}"
 unset DYNAFOLD_SERVICES_DIR # the default: <copy>/.services, inside the private directory
 
 cleanup() {

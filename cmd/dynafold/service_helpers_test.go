@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -83,6 +84,9 @@ func ready(addr string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	// Read to the end, so that the connection is used again: the watcher
+	// asks many times a second.
+	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	return resp.StatusCode == http.StatusOK, nil
 }

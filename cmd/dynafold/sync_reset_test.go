@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -47,9 +48,14 @@ func TestSyncWaitsOutDynamoDBOutage(t *testing.T) {
 		require.Len(t, rows, 1)
 		return rows[0][0]
 	}
+	// The lag as served; a scrape that fails (a loaded machine) reads as
+	// not caught up, so that a wait asks again.
 	lag := func() float64 {
 		m, err := scrape(s.metrics)
-		require.NoError(t, err)
+		if err != nil {
+			t.Logf("scraping %s: %v", s.metrics, err)
+			return math.Inf(1)
+		}
 		v, _ := sample(m, "dynafold_sync_lag_seconds")
 		return v
 	}
@@ -63,11 +69,12 @@ func TestSyncWaitsOutDynamoDBOutage(t *testing.T) {
 	for time.Since(down) < outage {
 		time.Sleep(time.Second)
 		require.Equal(t, held, slotLSN(), "nothing is confirmed while DynamoDB is away")
-		ok, err := ready(s.metrics)
-		require.NoError(t, err)
-		require.False(t, ok, "not ready while DynamoDB is away")
+		if ok, err := ready(s.metrics); err == nil {
+			require.False(t, ok, "not ready while DynamoDB is away")
+		}
 	}
 	late := lag()
+	require.False(t, math.IsInf(late, 1), "the lag is served at the end of the outage")
 	t.Logf("lag %.1fs at 3 s into the outage, %.1fs at its end; %d transactions committed meanwhile", early, late, c.committed.Load())
 	require.Greater(t, late, early+outage.Seconds()/2, "the lag grows while DynamoDB is refused")
 	s.alive(t)
