@@ -73,12 +73,12 @@ func (l *Live) applied() {
 	l.mu.Unlock()
 }
 
-// caughtUp records that the source reported nothing more to apply.
+// caughtUp records that the source reported nothing more to apply: every
+// transaction received is applied (whatever backlog was assumed).
 func (l *Live) caughtUp(at time.Time) {
 	l.mu.Lock()
-	if l.oldest.IsZero() {
-		l.synced = at
-	}
+	l.oldest = time.Time{}
+	l.synced = at
 	l.mu.Unlock()
 }
 

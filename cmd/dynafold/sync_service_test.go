@@ -43,10 +43,12 @@ func (s *serviceSync) run(t *testing.T, extra ...string) {
 	s.cmd, s.out = s.start(t, append([]string{"--metrics-addr", s.metrics, "--log-level", "info", "--status-every", "1s"}, extra...)...)
 	t.Cleanup(func() {
 		if t.Failed() && s.cmd.ProcessState == nil {
-			// Where a sync that did not go on was: its goroutines.
+			// What the sync said last, and where it was: its goroutines.
+			said := s.out.String()
+			t.Logf("sync's last output:\n%s", lastLines(said, 40))
 			_ = s.cmd.Process.Signal(syscall.SIGQUIT)
 			time.Sleep(time.Second)
-			t.Logf("sync's goroutines:\n%s", lastLines(s.out.String(), 400))
+			t.Logf("sync's goroutines:\n%s", lastLines(strings.TrimPrefix(s.out.String(), said), 400))
 		}
 		_ = s.cmd.Process.Kill()
 	})
