@@ -19,8 +19,12 @@ import (
 )
 
 // targetTimeout bounds describing the target: it is optional, and an
-// unreachable endpoint must not hold the plan up.
-const targetTimeout = 5 * time.Second
+// endpoint that accepts and never answers must not hold the plan up. A
+// refused connection fails at once (no retries); the bound only meets a
+// slow answer, so it is generous: a busy endpoint (one dynalite serving a
+// whole test run) took over 5 s to describe a table, and the plan then
+// lost the table's capacity.
+const targetTimeout = 20 * time.Second
 
 func (a *app) planCommand() *cobra.Command {
 	cmd := &cobra.Command{

@@ -363,6 +363,7 @@ func TestPlanProvisionedTargetSetsDuration(t *testing.T) {
 	require.Equal(t, 0, clitest.Run(t, "", nil, append([]string{"table", "create"}, flags...)...).Code)
 	r, rep = runPlan(t, flags...)
 	require.Equal(t, 0, r.Code, r.Output())
+	require.Empty(t, rep.Target.Error)
 	require.Equal(t, int64(4), rep.Target.ProvisionedWrite)
 	require.Equal(t, "the table's provisioned write capacity (4)", rep.Estimates.Duration.RateSource)
 	require.Equal(t, 10.0/4, rep.Estimates.Duration.Seconds)
