@@ -36,7 +36,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(runCommand(), genCommand(), ceilingCommand(), syncBenchCommand())
+	root.AddCommand(runCommand(), genCommand(), ceilingCommand(), syncBenchCommand(), syncFuzzCommand())
 	if err := root.ExecuteContext(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, "dynafold-bench:", err)
 		os.Exit(1)

@@ -32,6 +32,11 @@ func LockServer(t testing.TB, driver string) {
 	t.Cleanup(func() { exclusive.Delete(key) })
 }
 
+// ShareServer holds the driver's server shared until t ends, for a test
+// whose databases are created by code that takes no testing.TB (the sync
+// fuzzer's).
+func ShareServer(t testing.TB, driver string) { shareServer(t, driver) }
+
 // shareServer holds the driver's server shared until t ends, unless t (or
 // a parent) holds it exclusively.
 func shareServer(t testing.TB, driver string) {

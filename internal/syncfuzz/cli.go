@@ -1,0 +1,179 @@
+package syncfuzz
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// cli runs dynafold as an operator does: sync in the background, and
+// migrate, verify and the catch-up in the foreground, all with the same
+// flags.
+type cli struct {
+	bin   string
+	dir   string // sync's working directory: its state lives there
+	flags []string
+	env   []string
+	// syncRSS is the largest peak RSS of a sync process so far, in bytes.
+	syncRSS atomic.Int64
+}
+
+// noteRSS records a finished sync process's peak RSS.
+func (c *cli) noteRSS(ps *os.ProcessState) {
+	if ps == nil {
+		return
+	}
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		rss := ru.Maxrss * 1024 // kilobytes on Linux
+		for {
+			cur := c.syncRSS.Load()
+			if rss <= cur || c.syncRSS.CompareAndSwap(cur, rss) {
+				return
+			}
+		}
+	}
+}
+
+func (c *cli) command(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, c.bin, args...)
+	cmd.Dir = c.dir
+	cmd.Env = c.env
+	return cmd
+}
+
+// run runs one command to its end and returns its exit code and output.
+func (c *cli) run(ctx context.Context, args ...string) (int, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	cmd := c.command(ctx, append(args, c.flags...)...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if args[0] == "sync" {
+		c.noteRSS(cmd.ProcessState)
+	}
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode(), out.String(), nil
+	}
+	if err != nil {
+		return -1, out.String(), fmt.Errorf("running dynafold %s: %w", args[0], err)
+	}
+	return 0, out.String(), nil
+}
+
+// must runs a command that has to exit 0.
+func (c *cli) must(ctx context.Context, args ...string) (string, error) {
+	code, out, err := c.run(ctx, args...)
+	if err != nil {
+		return out, err
+	}
+	if code != 0 {
+		return out, fmt.Errorf("dynafold %s exited %d:\n%s", strings.Join(args, " "), code, tail(out, 20))
+	}
+	return out, nil
+}
+
+// background is a `dynafold sync` running while the fuzzer commits.
+type background struct {
+	cmd  *exec.Cmd
+	out  *lockedBuffer
+	done chan struct{}
+	err  error
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func (c *cli) startSync(extra ...string) (*background, error) {
+	args := append(append([]string{"sync", "--progress", "json", "--log-level", "info"}, extra...), c.flags...)
+	bg := &background{cmd: c.command(context.Background(), args...), out: &lockedBuffer{}, done: make(chan struct{})}
+	bg.cmd.Stdout, bg.cmd.Stderr = bg.out, bg.out
+	if err := bg.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() {
+		bg.err = bg.cmd.Wait()
+		c.noteRSS(bg.cmd.ProcessState)
+		close(bg.done)
+	}()
+	return bg, nil
+}
+
+// exited reports whether sync ended on its own, which it must not.
+func (bg *background) exited() bool {
+	select {
+	case <-bg.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop interrupts sync and requires the documented exit 4 of a stop by
+// signal.
+func (bg *background) stop() error {
+	if bg.exited() {
+		return fmt.Errorf("sync ended on its own (%v):\n%s", bg.err, tail(bg.out.String(), 20))
+	}
+	_ = bg.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-bg.done:
+	case <-time.After(2 * time.Minute):
+		_ = bg.cmd.Process.Kill()
+		<-bg.done
+		return fmt.Errorf("sync did not stop within 2 minutes of SIGINT:\n%s", tail(bg.out.String(), 20))
+	}
+	var exit *exec.ExitError
+	if !errors.As(bg.err, &exit) || exit.ExitCode() != 4 {
+		return fmt.Errorf("sync stopped by SIGINT ended with %v, not exit 4:\n%s", bg.err, tail(bg.out.String(), 20))
+	}
+	return nil
+}
+
+// kill ends sync with SIGKILL, as a crash or an OOM kill would.
+func (bg *background) kill() {
+	if !bg.exited() {
+		_ = bg.cmd.Process.Kill()
+	}
+	<-bg.done
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// environment is the process environment for dynafold: the caller's,
+// without DYNAFOLD_ settings, with dummy credentials for a local endpoint.
+func environment() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "DYNAFOLD_") && !strings.HasPrefix(kv, "AWS_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "AWS_ACCESS_KEY_ID=fuzz", "AWS_SECRET_ACCESS_KEY=fuzz", "AWS_REGION=us-east-1")
+}
