@@ -14,7 +14,8 @@
 #   scripts/test.sh --full   `make test-full`, the nightly tier: the full
 #                            sizes, every design, -race on every package and
 #                            a race-built CLI in every test, then bounded
-#                            fuzzing of every fuzz target.
+#                            fuzzing of every fuzz target and the sync
+#                            fuzzer at 1,000,000 operations per engine.
 #   scripts/test.sh [--full] -run TestMigrate ./cmd/dynafold/
 #                            any subset: the arguments go to one go test
 #   DYNAFOLD_KEEP_SERVICES=1 scripts/test.sh   leave the services running
@@ -102,6 +103,30 @@ elif [ "$TIER" = full ]; then
 	for target in FuzzTemplate FuzzLoad FuzzLoadMutated; do
 		gotest "fuzz-$target" -run='^$' -fuzz="^$target\$" -fuzztime="${DYNAFOLD_FUZZTIME:-60s}" ./mapping/ || status=$?
 	done
+	# The sync fuzzer at full size: every design from both engines,
+	# DYNAFOLD_FUZZ_OPS operations each (1,000,000 per engine over the six
+	# designs), sync SIGKILLed 5 times in each run; then one transaction of
+	# 1,000,000 rows per engine. The engines run side by side. Results go
+	# to $RESULTS/syncfuzz/ (the README cites the last run).
+	go build -o "$BIN/dynafold-bench" ./cmd/dynafold-bench
+	fuzz_seed="${DYNAFOLD_FUZZ_SEED:-$((RANDOM * 32768 + RANDOM))}"
+	echo "test.sh: syncfuzz seed $fuzz_seed"
+	mkdir -p "$RESULTS/syncfuzz"
+	fuzz_pids=()
+	for engine in postgres mysql; do
+		(
+			"$BIN/dynafold-bench" syncfuzz --bin "$BIN/dynafold" --engine "$engine" --design all \
+				--ops "${DYNAFOLD_FUZZ_OPS:-166667}" --phase-ops 25000 --kills 5 --hot 10000 \
+				--seed "$fuzz_seed" --out "$RESULTS/syncfuzz"
+			"$BIN/dynafold-bench" syncfuzz --bin "$BIN/dynafold" --engine "$engine" --design portfolios \
+				--ops 0 --hot 0 --big-txn "${DYNAFOLD_FUZZ_BIG_TXN:-1000000}" --seed "$fuzz_seed" --out "$RESULTS/syncfuzz/big"
+		) >"$RESULTS/syncfuzz/$engine.log" 2>&1 &
+		fuzz_pids+=($!)
+	done
+	for pid in "${fuzz_pids[@]}"; do
+		wait "$pid" || status=$?
+	done
+	grep -hv '^\[' "$RESULTS"/syncfuzz/*.log || true
 else
 	# Every other package runs without: all of them but the race set's
 	# and the CLI's.

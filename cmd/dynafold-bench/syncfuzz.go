@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -174,7 +175,7 @@ func syncFuzz(ctx context.Context, o fuzzOptions) error {
 			return err
 		}
 		b, _ := json.MarshalIndent(results, "", "  ")
-		path := filepath.Join(o.out, fmt.Sprintf("syncfuzz-%d.json", o.seed))
+		path := filepath.Join(o.out, fmt.Sprintf("syncfuzz-%s-%d-%s.json", strings.Join(o.engines, "-"), o.seed, time.Now().UTC().Format("20060102-150405")))
 		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
 			return err
 		}

@@ -55,6 +55,9 @@ type roles struct {
 	key     map[string]map[string]bool // table → columns in an item's key
 	index   map[string]map[string]bool // table → columns in an index key
 	number  map[string]map[string]bool // table → columns read as numbers
+	// joinKey: table → columns of the joins an item key is read through,
+	// which must not be NULL (the key would be).
+	joinKey map[string]map[string]bool
 	palette map[string]map[string][]string
 }
 
@@ -73,7 +76,7 @@ func readRoles(repo string, d Design) (*roles, error) {
 		return nil, err
 	}
 	r := &roles{tables: map[string]bool{}, key: map[string]map[string]bool{}, index: map[string]map[string]bool{},
-		number: map[string]map[string]bool{}, palette: map[string]map[string][]string{}}
+		number: map[string]map[string]bool{}, joinKey: map[string]map[string]bool{}, palette: map[string]map[string][]string{}}
 	bare := func(from string) string {
 		if i := strings.LastIndexByte(from, '.'); i >= 0 {
 			return from[i+1:]
@@ -106,6 +109,27 @@ func readRoles(repo string, d Design) (*roles, error) {
 			}
 			return alias[c.Alias], c.Name
 		}
+		joins := map[string]*mapping.JoinSpec{}
+		for _, j := range ent.Join {
+			joins[j.Key] = j.Value
+		}
+		// chain marks the columns that pair alias's join with the rows
+		// before it, and theirs: a key read through a join is NULL when
+		// one of them is.
+		var chain func(m map[string]map[string]bool, alias string, depth int)
+		chain = func(m map[string]map[string]bool, alias string, depth int) {
+			j := joins[alias]
+			if j == nil || depth > 8 {
+				return
+			}
+			for _, on := range j.On {
+				t, c := resolve(on.Value)
+				mark(m, t, c)
+				if ref := mapping.ParseColumnName(on.Value); ref.Alias != "" {
+					chain(m, ref.Alias, depth+1)
+				}
+			}
+		}
 		refs := func(m map[string]map[string]bool, tmpl string) {
 			for _, m2 := range templateRef.FindAllStringSubmatch(tmpl, -1) {
 				if strings.HasPrefix(m2[1], "var.") {
@@ -113,6 +137,9 @@ func readRoles(repo string, d Design) (*roles, error) {
 				}
 				t, c := resolve(m2[1])
 				mark(m, t, c)
+				if ref := mapping.ParseColumnName(m2[1]); ref.Alias != "" && m != nil {
+					chain(r.joinKey, ref.Alias, 0)
+				}
 			}
 		}
 		refs(r.key, ent.Key.PK)
@@ -181,6 +208,7 @@ func (r *roles) addPalette(table, col string, vals ...string) {
 
 func (r *roles) isKey(table, col string) bool    { return r.key[table][col] }
 func (r *roles) isIndex(table, col string) bool  { return r.index[table][col] }
+func (r *roles) isJoinKey(table, col string) bool { return r.joinKey[table][col] }
 func (r *roles) isNumber(table, col string) bool { return r.number[table][col] }
 
 // mappedTables lists the tables the mapping reads, sorted.

@@ -25,6 +25,8 @@ type dialect interface {
 	// session settings: a lock wait fails at once instead of blocking the
 	// one goroutine that drives every connection.
 	session() []string
+	// fuzzDSN is the DSN of the fuzzer's own connections.
+	fuzzDSN(dsn string) string
 	// patient undoes session's lock setting, for the hot row's sessions,
 	// which must wait for each other.
 	patient() string
@@ -56,6 +58,17 @@ func (pgDialect) bytes(b []byte) string    { return `'\x` + hex.EncodeToString(b
 
 func (pgDialect) session() []string {
 	return []string{"SET lock_timeout = '20ms'", "SET TIME ZONE 'UTC'"}
+}
+
+// fuzzDSN asks pgx for the simple protocol: every statement the fuzzer
+// sends is new text, which pgx would otherwise prepare (a round trip more)
+// and cache (evicting and deallocating the last ones).
+func (pgDialect) fuzzDSN(dsn string) string {
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	return dsn + sep + "default_query_exec_mode=simple_protocol"
 }
 
 func (pgDialect) patient() string { return "SET lock_timeout = 0" }
@@ -157,6 +170,8 @@ func (myDialect) session() []string {
 		"SET time_zone = '+00:00'",
 	}
 }
+
+func (myDialect) fuzzDSN(dsn string) string { return dsn }
 
 func (myDialect) patient() string { return "SET SESSION innodb_lock_wait_timeout = 50" }
 
