@@ -51,10 +51,10 @@ func DesignNamed(name string) (Design, error) {
 // column may also be NULL (a sparse index), a column read as a number
 // gets digits, and a when: condition's values are tried often.
 type roles struct {
-	tables  map[string]bool            // tables the mapping reads
-	key     map[string]map[string]bool // table → columns in an item's key
-	index   map[string]map[string]bool // table → columns in an index key
-	number  map[string]map[string]bool // table → columns read as numbers
+	tables map[string]bool            // tables the mapping reads
+	key    map[string]map[string]bool // table → columns in an item's key
+	index  map[string]map[string]bool // table → columns in an index key
+	number map[string]map[string]bool // table → columns read as numbers
 	// joinKey: table → columns of the joins an item key is read through,
 	// which must not be NULL (the key would be).
 	joinKey map[string]map[string]bool
@@ -206,10 +206,10 @@ func (r *roles) addPalette(table, col string, vals ...string) {
 	r.palette[table][col] = append(r.palette[table][col], vals...)
 }
 
-func (r *roles) isKey(table, col string) bool    { return r.key[table][col] }
-func (r *roles) isIndex(table, col string) bool  { return r.index[table][col] }
+func (r *roles) isKey(table, col string) bool     { return r.key[table][col] }
+func (r *roles) isIndex(table, col string) bool   { return r.index[table][col] }
 func (r *roles) isJoinKey(table, col string) bool { return r.joinKey[table][col] }
-func (r *roles) isNumber(table, col string) bool { return r.number[table][col] }
+func (r *roles) isNumber(table, col string) bool  { return r.number[table][col] }
 
 // mappedTables lists the tables the mapping reads, sorted.
 func (r *roles) mappedTables() []string {
