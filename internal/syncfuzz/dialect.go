@@ -57,7 +57,7 @@ func (pgDialect) str(s string) string      { return "'" + strings.ReplaceAll(s, 
 func (pgDialect) bytes(b []byte) string    { return `'\x` + hex.EncodeToString(b) + `'::bytea` }
 
 func (pgDialect) session() []string {
-	return []string{"SET lock_timeout = '20ms'", "SET TIME ZONE 'UTC'"}
+	return []string{"SET lock_timeout = '1ms'", "SET TIME ZONE 'UTC'"}
 }
 
 // fuzzDSN asks pgx for the simple protocol: every statement the fuzzer
