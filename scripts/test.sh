@@ -105,7 +105,8 @@ elif [ "$TIER" = full ]; then
 	done
 	# The sync fuzzer at full size: every design from both engines,
 	# DYNAFOLD_FUZZ_OPS operations each (1,000,000 per engine over the six
-	# designs), sync SIGKILLed 5 times in each run; then one transaction of
+	# designs), sync SIGKILLed 5 times in each run and 5% of its DynamoDB
+	# writes failed by a fault proxy; then one transaction of
 	# 1,000,000 rows per engine. The engines run side by side. Results go
 	# to $RESULTS/syncfuzz/ (the README cites the last run).
 	go build -o "$BIN/dynafold-bench" ./cmd/dynafold-bench
@@ -116,7 +117,7 @@ elif [ "$TIER" = full ]; then
 	for engine in postgres mysql; do
 		(
 			"$BIN/dynafold-bench" syncfuzz --bin "$BIN/dynafold" --engine "$engine" --design all \
-				--ops "${DYNAFOLD_FUZZ_OPS:-166667}" --phase-ops 25000 --kills 5 --hot 10000 \
+				--ops "${DYNAFOLD_FUZZ_OPS:-166667}" --phase-ops 25000 --kills 5 --hot 10000 --dynamo-faults 0.05 \
 				--seed "$fuzz_seed" --out "$RESULTS/syncfuzz"
 			"$BIN/dynafold-bench" syncfuzz --bin "$BIN/dynafold" --engine "$engine" --design portfolios \
 				--ops 0 --hot 0 --big-txn "${DYNAFOLD_FUZZ_BIG_TXN:-1000000}" --seed "$fuzz_seed" --out "$RESULTS/syncfuzz/big"

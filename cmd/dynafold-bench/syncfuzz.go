@@ -33,6 +33,7 @@ type fuzzOptions struct {
 	keep             bool
 	bin, repo, out   string
 	trace            string
+	dynamoFaults     float64
 }
 
 func syncFuzzCommand() *cobra.Command {
@@ -80,6 +81,7 @@ starts them.`,
 	f.BoolVar(&o.keep, "keep", false, "on a divergence, keep the source database and the tables")
 	f.StringVar(&o.bin, "bin", "", "the dynafold binary (default: built from --repo)")
 	f.StringVar(&o.repo, "repo", ".", "repository root")
+	f.Float64Var(&o.dynamoFaults, "dynamo-faults", 0, "share of sync's BatchWriteItem requests failed by a fault proxy (throttles, 5xx, resets before and after the write, partial batches)")
 	f.StringVar(&o.trace, "trace", "", "file to write every statement and its outcome to")
 	f.StringVar(&o.out, "out", "", "directory for the JSON results (none when empty)")
 	return cmd
@@ -135,7 +137,7 @@ func syncFuzz(ctx context.Context, o fuzzOptions) error {
 		}
 		for _, d := range designs {
 			opts := syncfuzz.Options{Engine: engine, Design: d, Ops: o.ops, Seed: o.seed, PhaseOps: o.phaseOps, Conns: o.conns,
-				Hot: o.hot, BigTxn: o.bigTxn, Kills: o.kills, DDLAt: o.ddlAt, Repo: repo, Bin: o.bin, ServerDSN: server,
+				Hot: o.hot, BigTxn: o.bigTxn, Kills: o.kills, DDLAt: o.ddlAt, DynamoFaults: o.dynamoFaults, Repo: repo, Bin: o.bin, ServerDSN: server,
 				Endpoint: env["DYNAFOLD_TEST_DYNAMODB_ENDPOINT"], Log: prefixed(engine + "/" + d.Name), Keep: o.keep}
 			if o.trace != "" {
 				tf, err := os.Create(fmt.Sprintf("%s.%s.%s", o.trace, engine, d.Name))
@@ -152,8 +154,8 @@ func syncFuzz(ctx context.Context, o fuzzOptions) error {
 			}
 			results = append(results, res)
 			if res.Divergence == nil {
-				fmt.Printf("syncfuzz %s/%s: no divergence: %d operations (%d failed by the server's constraints), %d statements, %d transactions committed, %d rolled back, %d savepoints rolled back, %d kills, %d items compared over %d phases, in %.0fs; sync's peak RSS %d MB\n",
-					engine, d.Name, res.Ops, res.Failed, res.Statements, res.Committed, res.RolledBack, res.Savepoints, res.Kills, res.Items, res.Phases, res.Seconds, res.SyncRSS>>20)
+				fmt.Printf("syncfuzz %s/%s: no divergence: %d operations (%d failed by the server's constraints), %d statements, %d transactions committed, %d rolled back, %d savepoints rolled back, %d kills, %d DynamoDB faults, %d items compared over %d phases, in %.0fs; sync's peak RSS %d MB\n",
+					engine, d.Name, res.Ops, res.Failed, res.Statements, res.Committed, res.RolledBack, res.Savepoints, res.Kills, res.FaultsInjected, res.Items, res.Phases, res.Seconds, res.SyncRSS>>20)
 				continue
 			}
 			diverged = true

@@ -21,7 +21,10 @@ type cli struct {
 	bin   string
 	dir   string // sync's working directory: its state lives there
 	flags []string
-	env   []string
+	// syncFlags are the flags of sync's commands: flags, with --endpoint
+	// through the fault proxy when DynamoDB faults are injected.
+	syncFlags []string
+	env       []string
 	// syncRSS is the largest peak RSS of a sync process so far, in bytes.
 	syncRSS atomic.Int64
 }
@@ -53,7 +56,11 @@ func (c *cli) command(ctx context.Context, args ...string) *exec.Cmd {
 func (c *cli) run(ctx context.Context, args ...string) (int, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	cmd := c.command(ctx, append(args, c.flags...)...)
+	flags := c.flags
+	if args[0] == "sync" && c.syncFlags != nil {
+		flags = c.syncFlags
+	}
+	cmd := c.command(ctx, append(args, flags...)...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -108,7 +115,11 @@ func (l *lockedBuffer) String() string {
 }
 
 func (c *cli) startSync(extra ...string) (*background, error) {
-	args := append(append([]string{"sync", "--progress", "json", "--log-level", "info"}, extra...), c.flags...)
+	flags := c.flags
+	if c.syncFlags != nil {
+		flags = c.syncFlags
+	}
+	args := append(append([]string{"sync", "--progress", "json", "--log-level", "info"}, extra...), flags...)
 	bg := &background{cmd: c.command(context.Background(), args...), out: &lockedBuffer{}, done: make(chan struct{})}
 	bg.cmd.Stdout, bg.cmd.Stderr = bg.out, bg.out
 	if err := bg.cmd.Start(); err != nil {

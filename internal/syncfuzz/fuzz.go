@@ -33,6 +33,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/dynafold/dynafold/internal/faultproxy"
 	"github.com/dynafold/dynafold/internal/testenv"
 	"github.com/dynafold/dynafold/mapping"
 )
@@ -63,6 +64,11 @@ type Options struct {
 	// Kills is the number of SIGKILLs of sync at random operations, each
 	// followed by a restart.
 	Kills int
+	// DynamoFaults is the share of sync's BatchWriteItem requests that
+	// fail through internal/faultproxy (throttles, 5xx, resets before and
+	// after the write, partial batches, in equal parts); 0 for none. The
+	// oracle's migrate and verify reach DynamoDB directly.
+	DynamoFaults float64
 	// Large is the chance that a text or binary value is 8-16 KB
 	// (default 0.03).
 	Large float64
@@ -92,8 +98,10 @@ type Result struct {
 	RolledBack int    `json:"transactions_rolled_back"`
 	Savepoints int    `json:"savepoints_rolled_back"`
 	Kills      int    `json:"kills"`
-	Phases     int    `json:"phases"`
-	Items      int    `json:"items_compared"`
+	// FaultsInjected counts sync's DynamoDB requests the fault proxy failed.
+	FaultsInjected int64 `json:"dynamodb_faults_injected"`
+	Phases         int   `json:"phases"`
+	Items          int   `json:"items_compared"`
 	// SyncRSS is the largest peak RSS of the sync processes, in bytes.
 	SyncRSS    int64       `json:"sync_peak_rss_bytes"`
 	Seconds    float64     `json:"seconds"`
@@ -108,8 +116,8 @@ type Result struct {
 
 // Reproduce is the command that runs this seed again.
 func (r *Result) Reproduce() string {
-	return fmt.Sprintf("dynafold-bench syncfuzz --engine %s --design %s --ops %d --seed %d --phase-ops %d --ddl-at %d --conns %d --hot %d --big-txn %d",
-		r.Engine, r.Design, r.Ops, r.Seed, r.opts.PhaseOps, r.opts.DDLAt, r.opts.Conns, r.opts.Hot, r.opts.BigTxn)
+	return fmt.Sprintf("dynafold-bench syncfuzz --engine %s --design %s --ops %d --seed %d --phase-ops %d --ddl-at %d --conns %d --hot %d --big-txn %d --dynamo-faults %g",
+		r.Engine, r.Design, r.Ops, r.Seed, r.opts.PhaseOps, r.opts.DDLAt, r.opts.Conns, r.opts.Hot, r.opts.BigTxn, r.opts.DynamoFaults)
 }
 
 // fuzzer is one run's state.
@@ -273,6 +281,26 @@ func (f *fuzzer) run(ctx context.Context) error {
 		return err
 	}
 	table := flagValue(c.flags, "--table")
+	if f.o.DynamoFaults > 0 {
+		r := f.o.DynamoFaults / 6
+		proxy, err := faultproxy.New(f.o.Endpoint, faultproxy.Config{Throttle: r, Throttling: r, Partial: r, Error5xx: r,
+			Reset: r, ResetAfter: r, Seed: f.o.Seed})
+		if err != nil {
+			return err
+		}
+		url, stop, err := proxy.Start()
+		if err != nil {
+			return err
+		}
+		// Stopped last (defers run in reverse): sync cleanup goes through
+		// it too.
+		defer func() {
+			st := proxy.Stats()
+			f.res.FaultsInjected = st.Throttle + st.Throttling + st.Error500 + st.Error503 + st.Reset + st.ResetAfter + st.Partial
+			stop()
+		}()
+		c.syncFlags = withFlag(c.flags, "--endpoint", url)
+	}
 	defer func() {
 		keep := f.o.Keep && f.res.Divergence != nil
 		_, _, _ = c.run(context.Background(), "sync", "cleanup")

@@ -22,7 +22,14 @@ var ciDesigns = []string{"portfolios", "alleycat", "photos"}
 
 // fixedSeeds run on every CI run. A seed that once diverged is added here
 // with a comment naming the bug, so that it stays fixed.
-var fixedSeeds = []uint64{20261126}
+var fixedSeeds = []uint64{
+	// With two kills of sync in portfolios, a kill while PostgreSQL was
+	// creating the slot (waiting for the fuzzer's open transactions) left
+	// a half-made slot that the next sync could not create again
+	// ("already exists"). Fixed in source/postgres (abandonUnfinished);
+	// TestSyncKilledWhileCreatingItsSlotStartsAgain pins it down.
+	20261126,
+}
 
 // The CI tier's fuzz: per engine, about 10,000 operations over three
 // designs, split between the fixed seeds and one new seed per run (logged,
@@ -56,12 +63,13 @@ func TestSyncFuzz(t *testing.T) {
 						Endpoint: testenv.DynamoEndpoint(t), Work: t.TempDir(), Log: testLog{t}, PhaseOps: 1000}
 					// One design per engine takes the hot row (10,000 updates
 					// from 4 connections) and one transaction of 2,000 rows;
-					// another kills sync twice.
+					// another kills sync twice and fails 30% of its
+					// DynamoDB writes.
 					if i == 2 && j == 0 {
 						o.Hot, o.BigTxn = 10_000, 2_000
 					}
 					if i == 0 && j == 0 {
-						o.Kills = 2
+						o.Kills, o.DynamoFaults = 2, 0.3
 					}
 					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 					defer cancel()
@@ -70,8 +78,11 @@ func TestSyncFuzz(t *testing.T) {
 					if res.Divergence != nil {
 						t.Fatalf("seed %d diverged: %s\nreproduce: %s", seed, res.Divergence, res.Reproduce())
 					}
-					t.Logf("%d operations (%d refused by the server), %d statements, %d transactions committed, %d rolled back, %d kills, %d items compared, %.0fs",
-						res.Ops, res.Failed, res.Statements, res.Committed, res.RolledBack, res.Kills, res.Items, res.Seconds)
+					t.Logf("%d operations (%d refused by the server), %d statements, %d transactions committed, %d rolled back, %d kills, %d DynamoDB faults, %d items compared, %.0fs",
+						res.Ops, res.Failed, res.Statements, res.Committed, res.RolledBack, res.Kills, res.FaultsInjected, res.Items, res.Seconds)
+					if o.DynamoFaults > 0 {
+						require.Positive(t, res.FaultsInjected)
+					}
 				})
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
@@ -220,11 +221,16 @@ func (c *Changes) Prepare(ctx context.Context, needs []source.TableNeed, _ sourc
 		return source.StreamStart{}, fmt.Errorf("creating publication %s: %w", c.publication, err)
 	}
 	var confirmed *string
-	err = c.src.pool.QueryRow(ctx, "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1", c.slot).Scan(&confirmed)
+	var activePID *int32
+	err = c.src.pool.QueryRow(ctx, "SELECT confirmed_flush_lsn::text, active_pid FROM pg_replication_slots WHERE slot_name = $1", c.slot).Scan(&confirmed, &activePID)
 	switch {
 	case err == nil && confirmed != nil:
 		return source.StreamStart{From: source.Position(*confirmed)}, nil
-	case err != nil && !errors.Is(err, pgx.ErrNoRows):
+	case err == nil:
+		if err := c.abandonUnfinished(ctx, activePID); err != nil {
+			return source.StreamStart{}, err
+		}
+	case !errors.Is(err, pgx.ErrNoRows):
 		return source.StreamStart{}, fmt.Errorf("looking up slot %s: %w", c.slot, c.src.dsn.RedactError(err))
 	}
 	conn, err := c.replication(ctx)
@@ -239,6 +245,47 @@ func (c *Changes) Prepare(ctx context.Context, needs []source.TableNeed, _ sourc
 	}
 	c.held = conn
 	return source.StreamStart{From: source.Position(res.ConsistentPoint), Snapshot: res.SnapshotName, Created: true}, nil
+}
+
+// abandonUnfinished removes a slot whose creation never finished: it has
+// no confirmed position yet. CREATE_REPLICATION_SLOT waits for every
+// transaction running when it started; a sync killed meanwhile leaves its
+// walsender waiting, holding the half-made slot, until that backend
+// notices its client is gone, which it does not while it waits. Creating
+// the slot again then fails with "already exists". Nothing was ever
+// confirmed or loaded from such a slot, so its walsender is ended (the
+// slot is temporary until created, and goes with it) and the slot made
+// anew. (Two syncs creating the same slot at once would be a mistake of
+// their own: PostgreSQL lets one consumer use a slot.)
+func (c *Changes) abandonUnfinished(ctx context.Context, activePID *int32) error {
+	if activePID != nil {
+		if _, err := c.src.pool.Exec(ctx, "SELECT pg_terminate_backend($1)", *activePID); err != nil {
+			return fmt.Errorf("ending the walsender (pid %d) of slot %s, whose creation never finished: %w", *activePID, c.slot, c.src.dsn.RedactError(err))
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var active bool
+		err := c.src.pool.QueryRow(ctx, "SELECT active FROM pg_replication_slots WHERE slot_name = $1", c.slot).Scan(&active)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return nil
+		case err != nil:
+			return fmt.Errorf("looking up slot %s: %w", c.slot, c.src.dsn.RedactError(err))
+		case !active:
+			if _, err := c.src.pool.Exec(ctx, "SELECT pg_drop_replication_slot($1)", c.slot); err != nil {
+				return fmt.Errorf("dropping slot %s, whose creation never finished: %w", c.slot, c.src.dsn.RedactError(err))
+			}
+			return nil
+		case time.Now().After(deadline):
+			return fmt.Errorf("slot %s, whose creation never finished, is still held by another process after 30 s: run `dynafold sync cleanup` and start again", c.slot)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // Head returns the current end of WAL: every transaction committed before
