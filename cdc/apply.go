@@ -69,7 +69,9 @@ func (r *round) apply(ctx context.Context) error {
 	aff := affected{}
 	fan := map[*dep][][]value.Value{}
 	for _, t := range r.txns {
-		r.counts.Transactions++
+		if !t.Partial {
+			r.counts.Transactions++
+		}
 		for _, ch := range t.Changes {
 			r.counts.Changes++
 			if ch.Op == source.Truncate {

@@ -263,15 +263,33 @@ func (l *streamLoop) applyRound(ctx context.Context, txns []*source.Txn) error {
 		e.writer.Rearm()
 	}
 	r.counts.Rounds = 1
-	e.log.Debug("round applied", "transactions", len(txns), "changes", r.counts.Changes, "rows", r.counts.RowsDerived,
-		"written", r.counts.ItemsWritten, "deleted", r.counts.ItemsDeleted, "through", txns[len(txns)-1].End,
+	through := lastEnd(txns)
+	e.log.Debug("round applied", "transactions", r.counts.Transactions, "changes", r.counts.Changes, "rows", r.counts.RowsDerived,
+		"written", r.counts.ItemsWritten, "deleted", r.counts.ItemsDeleted, "through", through, "piece", txns[len(txns)-1].Partial,
 		"read_ms", r.readTime.Milliseconds(), "write_ms", r.writeTime.Milliseconds())
 	e.run.add(r.counts)
 	e.state.Totals.add(r.counts)
 	e.metrics.Applied(r.counts.Transactions, r.counts.Changes, r.counts.ItemsWritten, r.counts.ItemsDeleted)
 	e.live.applied()
 	e.recovered(metrics.StateStreaming)
-	return l.confirm(txns[len(txns)-1].End, false)
+	if through == "" {
+		// A piece of a large transaction with nothing whole before it:
+		// nothing can be confirmed until its last piece is applied.
+		return nil
+	}
+	return l.confirm(through, false)
+}
+
+// lastEnd is the end of the last whole transaction of txns: a piece of a
+// large transaction (source.Txn.Partial) has none, and confirming past the
+// transactions before it must not reach into it.
+func lastEnd(txns []*source.Txn) source.Position {
+	for i := len(txns) - 1; i >= 0; i-- {
+		if txns[i].End != "" {
+			return txns[i].End
+		}
+	}
+	return ""
 }
 
 // tick runs once a second while streaming: the heartbeat, when one is

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"context"
 	"time"
 
 	"github.com/dynafold/dynafold/value"
@@ -64,7 +65,62 @@ type Txn struct {
 	// XID is the source's transaction id, where it has one (PostgreSQL):
 	// a read of the current state must see this transaction's effects.
 	XID uint32
+	// Partial marks a piece of a transaction larger than PieceChanges:
+	// more of its changes follow, and the last piece, which has End, is
+	// not Partial. A piece has no End: confirming stops before it until
+	// the last piece is applied.
+	Partial bool
+	// pieces counts the pieces cut off so far (Piece).
+	pieces int
 }
+
+// PieceChanges bounds the changes of one open transaction a change source
+// holds: a larger transaction is delivered in pieces of this many, so that
+// a million-row transaction costs the memory of a piece, not of the
+// transaction. The source sends a piece only once the events before it
+// have been taken (SendPiece), so at most a piece waits while one is
+// applied. Applying a piece before the rest is sound because sync
+// re-derives rows from the source as it is after the commit: the changes
+// only name the rows, and a kill before the last piece replays the whole
+// transaction from the last confirmed position.
+const PieceChanges = 20_000
+
+// SendPiece delivers a piece (or any event) on events and then waits until
+// the consumer has taken it, polling: this happens once per PieceChanges
+// changes of a large transaction, never on the path of small ones. It
+// returns false when ctx ends first.
+func SendPiece(ctx context.Context, events chan Event, ev Event) bool {
+	select {
+	case events <- ev:
+	case <-ctx.Done():
+		return false
+	}
+	for len(events) > 0 {
+		select {
+		case <-time.After(time.Millisecond):
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
+}
+
+// Piece cuts the changes gathered so far off t as a Partial piece, when
+// there are PieceChanges of them; t keeps its identity for the pieces
+// that follow.
+func (t *Txn) Piece() *Txn {
+	if t == nil || len(t.Changes) < PieceChanges {
+		return nil
+	}
+	p := &Txn{Changes: t.Changes, Commit: t.Commit, XID: t.XID, Partial: true}
+	t.Changes = make([]Change, 0, PieceChanges)
+	t.pieces++
+	return p
+}
+
+// Pieced reports whether pieces of t were delivered: its last piece must
+// be delivered even when it holds no change, to carry End.
+func (t *Txn) Pieced() bool { return t != nil && t.pieces > 0 }
 
 // SchemaChange reports DDL on a streamed table that affects a column the
 // mapping uses.

@@ -25,6 +25,8 @@ type syncOptions struct {
 	portfolios            int
 	changes               int
 	fanoutChanges         int
+	fanoutPortfolios      int
+	bigTxnRows            int
 	lagRate               int
 	lagSeconds            int
 	writers               int
@@ -99,6 +101,8 @@ func syncBenchCommand() *cobra.Command {
 	f.IntVar(&o.portfolios, "portfolios", 10_000, "portfolios of the single-row dataset (10 items each)")
 	f.IntVar(&o.changes, "changes", 200_000, "single-row transactions applied in the apply-rate run")
 	f.IntVar(&o.fanoutChanges, "fanout-changes", 2_000, "portfolio renames (each rewriting 61 items) in the fan-out run")
+	f.IntVar(&o.fanoutPortfolios, "fanout-portfolios", 1000, "portfolios of the fan-out dataset (61 items each); renames go round them")
+	f.IntVar(&o.bigTxnRows, "big-txn-rows", 1_000_000, "rows inserted by the one transaction of the large-transaction run (0 to skip)")
 	f.IntVar(&o.lagRate, "lag-rate", 2000, "single-row transactions per second committed in the lag run")
 	f.IntVar(&o.lagSeconds, "lag-seconds", 30, "length of the lag run")
 	f.IntVar(&o.writers, "writers", 8, "dynafold --writers")
@@ -174,7 +178,7 @@ func syncBenchOne(ctx context.Context, o syncOptions, db syncDB, work, endpoint 
 
 	// Fan-out: each transaction renames a portfolio whose name every one
 	// of its 10 servers and 50 databases copies: 61 items per change.
-	fan, err := db.create(ctx, "bench_sync_fanout", 1000, 10, 5)
+	fan, err := db.create(ctx, "bench_sync_fanout", o.fanoutPortfolios, 10, 5)
 	if err != nil {
 		return err
 	}
@@ -182,7 +186,7 @@ func syncBenchOne(ctx context.Context, o syncOptions, db syncDB, work, endpoint 
 	if err := fd.prepare(ctx); err != nil {
 		return err
 	}
-	if err := db.fanoutBacklog(ctx, fan, o.fanoutChanges, 1000); err != nil {
+	if err := db.fanoutBacklog(ctx, fan, o.fanoutChanges, o.fanoutPortfolios); err != nil {
 		return err
 	}
 	sc, err = fd.catchUp(ctx, prefix+"fan-out changes (61 items each) → no-op", "")
@@ -190,6 +194,29 @@ func syncBenchOne(ctx context.Context, o syncOptions, db syncDB, work, endpoint 
 		return err
 	}
 	res.Scenarios = append(res.Scenarios, *sc)
+
+	// One large transaction: sync receives it in pieces, so its memory
+	// is that of a piece, not of the transaction.
+	var runs = []*syncRun{sd, fd}
+	if o.bigTxnRows > 0 {
+		big, err := db.create(ctx, "bench_sync_bigtxn", 1000, 10, 5)
+		if err != nil {
+			return err
+		}
+		bd := &syncRun{o: o, db: db, dynafold: dynafold, config: config, endpoint: endpoint, dsn: big, table: "bench_sync_bigtxn_" + db.short(), work: work}
+		if err := bd.prepare(ctx); err != nil {
+			return err
+		}
+		if err := db.bigTxn(ctx, big, o.bigTxnRows, 1000); err != nil {
+			return err
+		}
+		sc, err := bd.catchUp(ctx, fmt.Sprintf("%sone transaction of %d rows → no-op", prefix, o.bigTxnRows), "")
+		if err != nil {
+			return err
+		}
+		res.Scenarios = append(res.Scenarios, *sc)
+		runs = append(runs, bd)
+	}
 
 	if o.lagSeconds > 0 {
 		lag, err := sd.lag(ctx)
@@ -230,7 +257,7 @@ func syncBenchOne(ctx context.Context, o syncOptions, db syncDB, work, endpoint 
 		res.Reconnect = append(res.Reconnect, rc)
 	}
 	// Drop the slots: a forgotten one keeps WAL on the server.
-	for _, r := range []*syncRun{sd, fd} {
+	for _, r := range runs {
 		if _, err := runMeasured(ctx, nil, dynafold, "sync", "cleanup", "--config", r.config, "--endpoint", r.endpoint,
 			"--table", r.table, "--source-dsn", r.dsn, "--checkpoint", filepath.Join(r.work, r.table+".sync.json")); err != nil {
 			return err

@@ -23,6 +23,9 @@ type syncDB interface {
 	singleRowBacklog(ctx context.Context, dsn string, n, portfolios int) error
 	// fanoutBacklog commits n portfolio renames, one per transaction.
 	fanoutBacklog(ctx context.Context, dsn string, n, portfolios int) error
+	// bigTxn commits one transaction that inserts n databases spread over
+	// the servers of the first portfolios.
+	bigTxn(ctx context.Context, dsn string, n, portfolios int) error
 	// mover opens a session that commits one move per call.
 	mover(ctx context.Context, dsn string) (func(ctx context.Context, server, db string) error, func(), error)
 }
@@ -106,6 +109,10 @@ FOR i IN 1..%d LOOP
   UPDATE portfolios SET name = 'Renamed ' || i WHERE id = 1 + i %% %d;
   COMMIT;
 END LOOP; END $$`, n, portfolios))
+}
+
+func (b pgBench) bigTxn(ctx context.Context, dsn string, n, portfolios int) error {
+	return b.exec(ctx, dsn, fmt.Sprintf(`INSERT INTO "databases" SELECT 'Big' || g, 'Srv' || (1 + g %% %d) || 'n' || (1 + g %% 10) FROM generate_series(1, %d) g`, portfolios, n))
 }
 
 func (pgBench) mover(ctx context.Context, dsn string) (func(context.Context, string, string) error, func(), error) {
@@ -214,6 +221,22 @@ func (b myBench) singleRowBacklog(ctx context.Context, dsn string, n, portfolios
 
 func (b myBench) fanoutBacklog(ctx context.Context, dsn string, n, portfolios int) error {
 	return b.backlog(ctx, dsn, n, fmt.Sprintf(`UPDATE portfolios SET name = CONCAT('Renamed ', i) WHERE id = 1 + i %% %d`, portfolios))
+}
+
+func (b myBench) bigTxn(ctx context.Context, dsn string, n, portfolios int) error {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return err
+	}
+	db, err := b.open(cfg.DBName)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	_, err = db.ExecContext(ctx, fmt.Sprintf(`SET SESSION max_recursive_iterations = %[2]d;
+INSERT INTO "databases" WITH RECURSIVE x(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM x WHERE g < %[2]d)
+SELECT CONCAT('Big', g), CONCAT('Srv', 1 + g %% %[1]d, 'n', 1 + g %% 10) FROM x`, portfolios, n))
+	return err
 }
 
 func (b myBench) mover(ctx context.Context, dsn string) (func(context.Context, string, string) error, func(), error) {

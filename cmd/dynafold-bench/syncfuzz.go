@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynafold/dynafold/internal/syncfuzz"
+	"github.com/dynafold/dynafold/internal/testenv"
 )
 
 // errDiverged ends syncfuzz with exit 1: sync and a fresh migrate
@@ -29,6 +30,8 @@ type fuzzOptions struct {
 	phaseOps, conns  int
 	hot, bigTxn      int
 	kills, ddlAt     int
+	restarts         int
+	ownServer        bool
 	shrink           bool
 	keep             bool
 	bin, repo, out   string
@@ -77,6 +80,8 @@ starts them.`,
 	f.IntVar(&o.bigTxn, "big-txn", 0, "rows inserted by one transaction in the first phase")
 	f.IntVar(&o.ddlAt, "ddl-at", 0, "the operation before which a column is added to a mapped table (default half of --ops; -1 for none)")
 	f.IntVar(&o.kills, "kills", 0, "SIGKILLs of sync at random operations, each followed by a restart")
+	f.IntVar(&o.restarts, "restarts", 0, "restarts of the source server at random operations, while sync runs (the source is then a server of the run's own, not the shared one)")
+	f.BoolVar(&o.ownServer, "own-server", false, "run the source on a server of the run's own (as --restarts does): a long transaction on the shared server holds up every replication slot being created there")
 	f.BoolVar(&o.shrink, "shrink", false, "on a divergence, bisect the operation count down to the shortest failing run")
 	f.BoolVar(&o.keep, "keep", false, "on a divergence, keep the source database and the tables")
 	f.StringVar(&o.bin, "bin", "", "the dynafold binary (default: built from --repo)")
@@ -135,10 +140,19 @@ func syncFuzz(ctx context.Context, o fuzzOptions) error {
 		if engine == "mysql" {
 			server = env["DYNAFOLD_TEST_MYSQL_DSN"]
 		}
+		var restart func(context.Context) error
+		if o.restarts > 0 || o.ownServer {
+			prog := testenv.NewProgram("syncfuzz")
+			defer prog.Close()
+			if server, restart, err = ownServer(prog, engine); err != nil {
+				return err
+			}
+		}
 		for _, d := range designs {
 			opts := syncfuzz.Options{Engine: engine, Design: d, Ops: o.ops, Seed: o.seed, PhaseOps: o.phaseOps, Conns: o.conns,
 				Hot: o.hot, BigTxn: o.bigTxn, Kills: o.kills, DDLAt: o.ddlAt, DynamoFaults: o.dynamoFaults, Repo: repo, Bin: o.bin, ServerDSN: server,
-				Endpoint: env["DYNAFOLD_TEST_DYNAMODB_ENDPOINT"], Log: prefixed(engine + "/" + d.Name), Keep: o.keep}
+				Endpoint: env["DYNAFOLD_TEST_DYNAMODB_ENDPOINT"], Log: prefixed(engine + "/" + d.Name), Keep: o.keep,
+				Restarts: o.restarts, Restart: restart}
 			if o.trace != "" {
 				tf, err := os.Create(fmt.Sprintf("%s.%s.%s", o.trace, engine, d.Name))
 				if err != nil {
@@ -154,8 +168,8 @@ func syncFuzz(ctx context.Context, o fuzzOptions) error {
 			}
 			results = append(results, res)
 			if res.Divergence == nil {
-				fmt.Printf("syncfuzz %s/%s: no divergence: %d operations (%d failed by the server's constraints), %d statements, %d transactions committed, %d rolled back, %d savepoints rolled back, %d kills, %d DynamoDB faults, %d items compared over %d phases, in %.0fs; sync's peak RSS %d MB\n",
-					engine, d.Name, res.Ops, res.Failed, res.Statements, res.Committed, res.RolledBack, res.Savepoints, res.Kills, res.FaultsInjected, res.Items, res.Phases, res.Seconds, res.SyncRSS>>20)
+				fmt.Printf("syncfuzz %s/%s: no divergence: %d operations (%d failed by the server's constraints), %d statements, %d transactions committed, %d rolled back, %d savepoints rolled back, %d kills, %d source restarts, %d DynamoDB faults, %d items compared over %d phases, in %.0fs; sync's peak RSS %d MB\n",
+					engine, d.Name, res.Ops, res.Failed, res.Statements, res.Committed, res.RolledBack, res.Savepoints, res.Kills, res.Restarts, res.FaultsInjected, res.Items, res.Phases, res.Seconds, res.SyncRSS>>20)
 				continue
 			}
 			diverged = true
@@ -187,6 +201,29 @@ func syncFuzz(ctx context.Context, o fuzzOptions) error {
 		return errDiverged
 	}
 	return nil
+}
+
+// ownServer starts a source server of the run's own (the shared one
+// serves tests that must not see it restart) and returns its DSN and what
+// restarts it, as an operator does (PostgreSQL: pg_ctl restart -m fast;
+// MariaDB: a clean shutdown and start).
+func ownServer(prog *testenv.Program, engine string) (string, func(context.Context) error, error) {
+	var dsn string
+	var restart func()
+	err := prog.Do(func() {
+		switch engine {
+		case "mysql":
+			srv := testenv.StartMariaDB(prog)
+			dsn, restart = srv.DSN(""), func() { srv.Restart(prog) }
+		default:
+			srv := testenv.StartPostgres(prog)
+			dsn, restart = srv.DSN("postgres"), func() { srv.Restart(prog) }
+		}
+	})
+	if err != nil {
+		return "", nil, fmt.Errorf("starting a %s server of the run's own: %w", engine, err)
+	}
+	return dsn, func(context.Context) error { return prog.Do(restart) }, nil
 }
 
 // services returns the services' addresses: from the environment when the

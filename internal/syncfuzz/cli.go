@@ -134,6 +134,18 @@ func (c *cli) startSync(extra ...string) (*background, error) {
 }
 
 // exited reports whether sync ended on its own, which it must not.
+// awaitStreaming waits until sync reports that it streams (its initial
+// load done), or has ended (which the caller reports).
+func (bg *background) awaitStreaming() error {
+	for deadline := time.Now().Add(5 * time.Minute); !strings.Contains(bg.out.String(), `"state":"streaming"`) && !bg.exited(); {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("sync did not start streaming within 5 minutes:\n%s", tail(bg.out.String(), 20))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return nil
+}
+
 func (bg *background) exited() bool {
 	select {
 	case <-bg.done:

@@ -64,6 +64,12 @@ type Options struct {
 	// Kills is the number of SIGKILLs of sync at random operations, each
 	// followed by a restart.
 	Kills int
+	// Restarts is the number of source server restarts at random
+	// operations, made by Restart while sync runs: sync must wait the
+	// server out and go on. The fuzzer first commits its open
+	// transactions, so that the statements stay those of the seed.
+	Restarts int
+	Restart  func(ctx context.Context) error
 	// DynamoFaults is the share of sync's BatchWriteItem requests that
 	// fail through internal/faultproxy (throttles, 5xx, resets before and
 	// after the write, partial batches, in equal parts); 0 for none. The
@@ -98,6 +104,7 @@ type Result struct {
 	RolledBack int    `json:"transactions_rolled_back"`
 	Savepoints int    `json:"savepoints_rolled_back"`
 	Kills      int    `json:"kills"`
+	Restarts   int    `json:"source_restarts"`
 	// FaultsInjected counts sync's DynamoDB requests the fault proxy failed.
 	FaultsInjected int64 `json:"dynamodb_faults_injected"`
 	Phases         int   `json:"phases"`
@@ -116,6 +123,15 @@ type Result struct {
 
 // Reproduce is the command that runs this seed again.
 func (r *Result) Reproduce() string {
+	if r.opts.Restarts > 0 {
+		// Restarts commit the open transactions first: they change the
+		// statements, so they are part of the seed's run.
+		return r.reproduce() + fmt.Sprintf(" --restarts %d", r.opts.Restarts)
+	}
+	return r.reproduce()
+}
+
+func (r *Result) reproduce() string {
 	return fmt.Sprintf("dynafold-bench syncfuzz --engine %s --design %s --ops %d --seed %d --phase-ops %d --ddl-at %d --conns %d --hot %d --big-txn %d --dynamo-faults %g",
 		r.Engine, r.Design, r.Ops, r.Seed, r.opts.PhaseOps, r.opts.DDLAt, r.opts.Conns, r.opts.Hot, r.opts.BigTxn, r.opts.DynamoFaults)
 }
@@ -325,6 +341,14 @@ func (f *fuzzer) run(ctx context.Context) error {
 	for range f.o.Kills {
 		kills[killRng.IntN(max(f.o.Ops, 1))] = true
 	}
+	// So do restart points, on one of their own.
+	restarts := map[int]bool{}
+	if f.o.Restart != nil {
+		restartRng := rand.New(rand.NewPCG(f.o.Seed, 0x2e57a27))
+		for range f.o.Restarts {
+			restarts[restartRng.IntN(max(f.o.Ops, 1))] = true
+		}
+	}
 	bg, err := c.startSync()
 	if err != nil {
 		return err
@@ -340,6 +364,12 @@ func (f *fuzzer) run(ctx context.Context) error {
 	for phase := 1; phase <= phases; phase++ {
 		end := min(f.o.Ops, phase*f.o.PhaseOps)
 		if phase == 1 {
+			// The large transaction must reach sync through its stream,
+			// not its initial load: on PostgreSQL a slot being created
+			// waits for it and then loads it from the snapshot.
+			if err := bg.awaitStreaming(); err != nil {
+				return err
+			}
 			if err := f.firstPhaseExtras(ctx, sessions); err != nil {
 				return err
 			}
@@ -351,6 +381,12 @@ func (f *fuzzer) run(ctx context.Context) error {
 				if bg, err = c.startSync(); err != nil {
 					return err
 				}
+			}
+			if restarts[op] {
+				if sessions, err = f.restartSource(ctx, sessions, bg); err != nil {
+					return fmt.Errorf("restarting the source before operation %d: %w", op, err)
+				}
+				f.res.Restarts++
 			}
 			if err := f.step(ctx, sessions, op, phase); err != nil {
 				return fmt.Errorf("operation %d: %w", op, err)
@@ -539,6 +575,49 @@ func (f *fuzzer) abandon(ctx context.Context, s *session, cause error) error {
 }
 
 // settle commits every open transaction, in session order.
+// restartSource commits the open transactions, restarts the source
+// server under the running sync, waits until sync says the source is back,
+// and opens the sessions again.
+func (f *fuzzer) restartSource(ctx context.Context, sessions []*session, bg *background) ([]*session, error) {
+	if err := f.settle(ctx, sessions); err != nil {
+		return nil, err
+	}
+	// A sync just started again after a kill meets a restart during its
+	// start-up as a failed start, not as a fault it waits out: restart
+	// only a streaming sync.
+	if err := bg.awaitStreaming(); err != nil {
+		return nil, err
+	}
+	back := strings.Count(bg.out.String(), sourceBack)
+	for _, s := range sessions {
+		s.conn.Close()
+	}
+	f.db.Close()
+	f.printf("restarting the source server")
+	if err := f.o.Restart(ctx); err != nil {
+		return nil, err
+	}
+	// Sync may be reading the log or between rounds: it meets the
+	// restart when it next needs the server, at the latest at its next
+	// status update to the server.
+	// A sync that ended instead is reported by the caller.
+	for deadline := time.Now().Add(2 * time.Minute); strings.Count(bg.out.String(), sourceBack) == back && !bg.exited(); {
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("sync did not say the source was back within 2 minutes of its restart:\n%s", tail(bg.out.String(), 20))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var err error
+	if f.db, err = sql.Open(f.d.sqlDriver(), f.d.fuzzDSN(f.dsn)); err != nil {
+		return nil, err
+	}
+	return f.open(ctx)
+}
+
+// sourceBack is what sync logs when the source answers again after a
+// fault it waited out.
+const sourceBack = "the source is back; sync goes on"
+
 func (f *fuzzer) settle(ctx context.Context, sessions []*session) error {
 	for _, s := range sessions {
 		if s.open {
@@ -600,9 +679,11 @@ func (f *fuzzer) addColumn(ctx context.Context, s *session) error {
 	f.added++
 	stmt := f.d.addColumn(t.name, fmt.Sprintf("fz_extra_%d", f.added))
 	var err error
-	// Sync's own reads take brief locks that the DDL may have to wait
-	// out. The retries are not logged: the run is the same either way.
-	for range 100 {
+	// Sync's own reads take locks that the DDL may have to wait out: a
+	// round holds its read transaction while it writes, which under
+	// injected DynamoDB faults takes seconds. The retries are not logged:
+	// the run is the same either way.
+	for range 1200 {
 		if _, err = s.conn.ExecContext(ctx, stmt); err == nil || !f.d.isLockWait(err) {
 			break
 		}

@@ -62,14 +62,17 @@ func TestSyncFuzz(t *testing.T) {
 						Repo: clitest.RepoPath("."), Bin: clitest.Binary(t), ServerDSN: server,
 						Endpoint: testenv.DynamoEndpoint(t), Work: t.TempDir(), Log: testLog{t}, PhaseOps: 1000}
 					// One design per engine takes the hot row (10,000 updates
-					// from 4 connections) and one transaction of 2,000 rows;
-					// another kills sync twice and fails 30% of its
+					// from 4 connections) and one transaction of 25,000 rows,
+					// which sync receives in two pieces (source.PieceChanges);
+					// another kills sync twice, restarts the source twice
+					// (a server of the test's own) and fails 30% of its
 					// DynamoDB writes.
 					if i == 2 && j == 0 {
-						o.Hot, o.BigTxn = 10_000, 2_000
+						o.Hot, o.BigTxn = 10_000, 25_000
 					}
 					if i == 0 && j == 0 {
-						o.Kills, o.DynamoFaults = 2, 0.3
+						o.Kills, o.DynamoFaults, o.Restarts = 2, 0.3, 2
+						o.ServerDSN, o.Restart = ownServer(t, d.Name)
 					}
 					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 					defer cancel()
@@ -78,15 +81,33 @@ func TestSyncFuzz(t *testing.T) {
 					if res.Divergence != nil {
 						t.Fatalf("seed %d diverged: %s\nreproduce: %s", seed, res.Divergence, res.Reproduce())
 					}
-					t.Logf("%d operations (%d refused by the server), %d statements, %d transactions committed, %d rolled back, %d kills, %d DynamoDB faults, %d items compared, %.0fs",
-						res.Ops, res.Failed, res.Statements, res.Committed, res.RolledBack, res.Kills, res.FaultsInjected, res.Items, res.Seconds)
+					t.Logf("%d operations (%d refused by the server), %d statements, %d transactions committed, %d rolled back, %d kills, %d source restarts, %d DynamoDB faults, %d items compared, %.0fs",
+						res.Ops, res.Failed, res.Statements, res.Committed, res.RolledBack, res.Kills, res.Restarts, res.FaultsInjected, res.Items, res.Seconds)
 					if o.DynamoFaults > 0 {
 						require.Positive(t, res.FaultsInjected)
 					}
+					require.Equal(t, o.Restarts, res.Restarts, "source restarts made")
 				})
 			}
 		}
 	}
+}
+
+// ownServer starts a source server of the test's own, which the fuzzer
+// may restart, and returns its DSN and its restart.
+func ownServer(t *testing.T, engine string) (string, func(context.Context) error) {
+	restart := func(srv interface{ Restart(testing.TB) }) func(context.Context) error {
+		return func(context.Context) error {
+			srv.Restart(t)
+			return nil
+		}
+	}
+	if engine == "mysql" {
+		srv := testenv.StartMariaDB(t)
+		return srv.DSN(""), restart(srv)
+	}
+	srv := testenv.StartPostgres(t)
+	return srv.DSN("postgres"), restart(srv)
 }
 
 type testLog struct{ t *testing.T }

@@ -47,7 +47,7 @@ type binlogDecoder struct {
 func (d *binlogDecoder) open() bool { return d.txn != nil }
 
 func (d *binlogDecoder) begin(h *replication.EventHeader) error {
-	if d.txn != nil && len(d.txn.Changes) > 0 {
+	if d.txn != nil && (len(d.txn.Changes) > 0 || d.txn.Pieced()) {
 		return fmt.Errorf("binlog %s:%d: a new transaction starts before the one at %d ended; its changes would be lost", d.file, h.LogPos-h.EventSize, d.groupStart)
 	}
 	d.txn = &source.Txn{Commit: time.Unix(int64(h.Timestamp), 0)}
@@ -111,7 +111,13 @@ func (d *binlogDecoder) event(ctx context.Context, ev *replication.BinlogEvent) 
 		if d.txn == nil {
 			_ = d.begin(h)
 		}
-		return nil, d.rows(h.EventType, e)
+		if err := d.rows(h.EventType, e); err != nil {
+			return nil, err
+		}
+		// A large transaction goes out in pieces (source.Txn.Partial).
+		if p := d.txn.Piece(); p != nil {
+			return []source.Event{{Txn: p}}, nil
+		}
 	case *replication.XIDEvent:
 		return d.end(h, e.GSet), nil
 	default:
@@ -135,7 +141,7 @@ func (d *binlogDecoder) end(h *replication.EventHeader, gset gomysql.GTIDSet) []
 	}
 	t := d.txn
 	d.txn, d.inTxn, d.last = nil, false, pos
-	if t != nil && len(t.Changes) > 0 {
+	if t != nil && (len(t.Changes) > 0 || t.Pieced()) {
 		t.End = pos.position()
 		if h.LogPos > d.groupStart {
 			t.Size = int64(h.LogPos - d.groupStart)

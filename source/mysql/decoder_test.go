@@ -64,6 +64,33 @@ func TestDecoderGroups(t *testing.T) {
 		{Table: ref, Op: source.Insert, New: map[string]value.Value{"id": value.IntValue(2), "name": value.NullValue()}},
 	}, out[0].Txn.Changes)
 
+	// A transaction larger than source.PieceChanges goes out in pieces:
+	// the pieces carry no end, the last part carries the end and is whole.
+	d = newDecoder()
+	many := make([][]any, source.PieceChanges)
+	for i := range many {
+		many[i] = []any{int32(i), "row"}
+	}
+	out, err = run(d, gtid(140, 7), rows(200, "items", many...))
+	require.NoError(t, err)
+	require.Len(t, out, 1)
+	require.True(t, out[0].Txn.Partial)
+	require.Empty(t, out[0].Txn.End)
+	require.Len(t, out[0].Txn.Changes, source.PieceChanges)
+	out, err = run(d, rows(260, "items", []any{int32(-1), "last"}), xid(291))
+	require.NoError(t, err)
+	require.Len(t, out, 1)
+	require.False(t, out[0].Txn.Partial)
+	require.Equal(t, source.Position("binlog.000003:291"), out[0].Txn.End)
+	require.Len(t, out[0].Txn.Changes, 1)
+	// A last part with no change of its own still goes out, for its end.
+	d = newDecoder()
+	out, err = run(d, gtid(140, 7), rows(200, "items", many...), rows(260, "other", []any{int32(9)}), xid(291))
+	require.NoError(t, err)
+	require.Len(t, out, 2)
+	require.Empty(t, out[1].Txn.Changes)
+	require.Equal(t, source.Position("binlog.000003:291"), out[1].Txn.End)
+
 	// A group on an unmapped table is an idle position (at most once a
 	// second), and so is a heartbeat.
 	d = newDecoder()

@@ -204,6 +204,12 @@ func (s *Stream) send(ctx context.Context, ev source.Event) bool {
 // many events at a time.
 const maxPending = 256
 
+// endsInPiece reports whether the last event decoded is a piece of a large
+// transaction, which goes out at once (source.SendPiece).
+func endsInPiece(evs []source.Event) bool {
+	return len(evs) > 0 && evs[len(evs)-1].Txn != nil && evs[len(evs)-1].Txn.Partial
+}
+
 // read is one result of the binlog reader.
 type read struct {
 	ev  *replication.BinlogEvent
@@ -288,7 +294,7 @@ func (s *Stream) run(ctx context.Context, d *binlogDecoder) {
 			return
 		}
 		pending = append(pending, evs...)
-		if len(pending) >= maxPending {
+		if endsInPiece(pending) || len(pending) >= maxPending {
 			if !s.deliver(ctx, pending) {
 				return
 			}
@@ -319,7 +325,11 @@ func (s *Stream) deliver(ctx context.Context, evs []source.Event) bool {
 		}
 	}
 	for _, e := range evs {
-		if !s.send(ctx, e) {
+		send := s.send
+		if e.Txn != nil && e.Txn.Partial {
+			send = func(ctx context.Context, ev source.Event) bool { return source.SendPiece(ctx, s.events, ev) }
+		}
+		if !send(ctx, e) {
 			return false
 		}
 	}

@@ -265,7 +265,11 @@ func (s *Stream) run(ctx context.Context, d *decoder) {
 					return
 				}
 				for _, ev := range evs {
-					if !s.send(ctx, ev) {
+					send := s.send
+					if ev.Txn != nil && ev.Txn.Partial {
+						send = s.sendPiece
+					}
+					if !send(ctx, ev) {
 						return
 					}
 				}
@@ -281,6 +285,10 @@ func (s *Stream) send(ctx context.Context, ev source.Event) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+func (s *Stream) sendPiece(ctx context.Context, ev source.Event) bool {
+	return source.SendPiece(ctx, s.events, ev)
 }
 
 func (s *Stream) status(ctx context.Context, reply bool) error {
@@ -334,11 +342,11 @@ func (d *decoder) message(xld pglogrepl.XLogData, txn **source.Txn) ([]source.Ev
 			return []source.Event{{Schema: sc}}, nil
 		}
 	case *pglogrepl.InsertMessage:
-		return nil, d.add(*txn, m.RelationID, source.Insert, nil, m.Tuple)
+		return d.piece(*txn, d.add(*txn, m.RelationID, source.Insert, nil, m.Tuple))
 	case *pglogrepl.UpdateMessage:
-		return nil, d.add(*txn, m.RelationID, source.Update, m.OldTuple, m.NewTuple)
+		return d.piece(*txn, d.add(*txn, m.RelationID, source.Update, m.OldTuple, m.NewTuple))
 	case *pglogrepl.DeleteMessage:
-		return nil, d.add(*txn, m.RelationID, source.Delete, m.OldTuple, nil)
+		return d.piece(*txn, d.add(*txn, m.RelationID, source.Delete, m.OldTuple, nil))
 	case *pglogrepl.TruncateMessage:
 		for _, id := range m.RelationIDs {
 			rel := d.rels[id]
@@ -379,6 +387,18 @@ func (d *decoder) typeName(oid uint32) string {
 		return t.Name
 	}
 	return fmt.Sprintf("type %d", oid)
+}
+
+// piece delivers the open transaction's changes as a piece once it holds
+// source.PieceChanges of them (see source.Txn.Partial).
+func (d *decoder) piece(txn *source.Txn, err error) ([]source.Event, error) {
+	if err != nil {
+		return nil, err
+	}
+	if p := txn.Piece(); p != nil {
+		return []source.Event{{Txn: p}}, nil
+	}
+	return nil, nil
 }
 
 func (d *decoder) add(txn *source.Txn, relID uint32, op source.Op, old, new *pglogrepl.TupleData) error {
