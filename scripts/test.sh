@@ -105,9 +105,12 @@ elif [ "$TIER" = full ]; then
 	done
 	# The sync fuzzer at full size: every design from both engines,
 	# DYNAFOLD_FUZZ_OPS operations each (1,000,000 per engine over the six
-	# designs), sync SIGKILLed 5 times in each run and 5% of its DynamoDB
+	# designs), sync SIGKILLed 5 times in each run, the source server
+	# restarted 3 times (a server of the run's own) and 5% of its DynamoDB
 	# writes failed by a fault proxy; then one transaction of
-	# 1,000,000 rows per engine. The engines run side by side. Results go
+	# 1,000,000 rows per engine, on a server of its own too (a
+	# transaction open for minutes holds up every replication slot being
+	# created on its server). The engines run side by side. Results go
 	# to $RESULTS/syncfuzz/ (the README cites the last run).
 	go build -o "$BIN/dynafold-bench" ./cmd/dynafold-bench
 	fuzz_seed="${DYNAFOLD_FUZZ_SEED:-$((RANDOM * 32768 + RANDOM))}"
@@ -117,10 +120,10 @@ elif [ "$TIER" = full ]; then
 	for engine in postgres mysql; do
 		(
 			"$BIN/dynafold-bench" syncfuzz --bin "$BIN/dynafold" --engine "$engine" --design all \
-				--ops "${DYNAFOLD_FUZZ_OPS:-166667}" --phase-ops 25000 --kills 5 --hot 10000 --dynamo-faults 0.05 \
+				--ops "${DYNAFOLD_FUZZ_OPS:-166667}" --phase-ops 25000 --kills 5 --restarts 3 --hot 10000 --dynamo-faults 0.05 \
 				--seed "$fuzz_seed" --out "$RESULTS/syncfuzz"
 			"$BIN/dynafold-bench" syncfuzz --bin "$BIN/dynafold" --engine "$engine" --design portfolios \
-				--ops 0 --hot 0 --big-txn "${DYNAFOLD_FUZZ_BIG_TXN:-1000000}" --seed "$fuzz_seed" --out "$RESULTS/syncfuzz/big"
+				--ops 0 --hot 0 --big-txn "${DYNAFOLD_FUZZ_BIG_TXN:-1000000}" --own-server --seed "$fuzz_seed" --out "$RESULTS/syncfuzz/big"
 		) >"$RESULTS/syncfuzz/$engine.log" 2>&1 &
 		fuzz_pids+=($!)
 	done
