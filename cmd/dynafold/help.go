@@ -40,7 +40,7 @@ var examples = map[string]string{
 	"dynafold design workbench": `  dynafold design workbench --config configs/portfolios.yaml --sample 10 --out portfolios.json`,
 	"dynafold design cloudformation": `  dynafold design cloudformation --config configs/portfolios.yaml --no-source --out table.yaml
   dynafold design cloudformation --config configs/portfolios.yaml --no-source --import-from s3://exports/portfolios/`,
-	"dynafold design cdk": `  dynafold design cdk --config configs/portfolios.yaml --no-source --out lib/portfolios-table.ts`,
+	"dynafold design cdk":       `  dynafold design cdk --config configs/portfolios.yaml --no-source --out lib/portfolios-table.ts`,
 	"dynafold design terraform": `  dynafold design terraform --config configs/portfolios.yaml --no-source --out dynamodb.tf`,
 	"dynafold design html": `  dynafold design html --config configs/portfolios.yaml --out portfolios.html
   dynafold design html --config configs/chinook.yaml --measure-sample 0.1 --out chinook.html`,
