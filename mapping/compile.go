@@ -935,7 +935,7 @@ func (c *entityCompiler) attribute(path, name string, spec *AttributeSpec) *attr
 			c.errs.add(path, "column %s is %s and cannot be stored as %s", spec.From, k, a.typ)
 			return nil
 		}
-		a.col = i
+		a.col, a.kind = i, k
 		if a.keyType != "" {
 			// Index keys are evaluated as templates (sparse rule, key checks).
 			ref := ParseColumnName(spec.From)
@@ -950,8 +950,9 @@ func (c *entityCompiler) attribute(path, name string, spec *AttributeSpec) *attr
 			c.errs.add(path, "template %q gives %s values, which cannot be stored as %s", spec.Template, k, a.typ)
 			return nil
 		}
-		a.tmpl = t
+		a.tmpl, a.kind = t, k
 	default:
+		a.kind = value.String
 		av, err := Convert(value.StringValue(*spec.Value), a.typ)
 		if err != nil {
 			c.errs.add(path+".value", "%v", err)

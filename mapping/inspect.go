@@ -47,6 +47,11 @@ type AttrInfo struct {
 	Constant bool
 	// KeyType is S, N or B when the attribute is a key of an index, else "".
 	KeyType AttrType
+	// Type is the DynamoDB type the attribute is stored as: the declared
+	// type, else the natural type of its column or template; "" when that
+	// is not known (a plan compiled without the source schema). A JSON
+	// column is M here, though a document that is an array becomes L.
+	Type AttrType
 	// Conditional is set when a when: condition can leave it out.
 	Conditional bool
 }
@@ -58,9 +63,21 @@ func (it *ItemPlan) Attributes() []AttrInfo {
 		out[i] = AttrInfo{
 			Name: a.name, Path: a.path, Column: a.col, Template: a.tmpl,
 			Constant: a.constant != nil, KeyType: a.keyType, Conditional: a.when != nil,
+			Type: a.storedType(),
 		}
 	}
 	return out
+}
+
+// storedType is AttrInfo.Type.
+func (a *attrPlan) storedType() AttrType {
+	switch {
+	case a.typ != TypeAuto:
+		return a.typ
+	case a.kind == value.Null:
+		return TypeAuto
+	}
+	return naturalType(a.kind)
 }
 
 // HasTTL reports whether the item carries the table's TTL attribute.
@@ -77,3 +94,16 @@ func (it *ItemPlan) HasTTL() bool { return it.ttl != nil }
 func (e *EntityPlan) BuildUnchecked(row value.Row, nested [][]value.Row, dst []Item) ([]Item, error) {
 	return e.build(row, nested, dst, nil, limits{item: math.MaxInt, pk: math.MaxInt, sk: math.MaxInt, split: SplitItemBytes, lax: true})
 }
+
+// Type is the DynamoDB type of the nested attribute: M for a map of the
+// child rows (key:), L for a list.
+func (np *NestPlan) Type() AttrType {
+	if np.asMap {
+		return TypeM
+	}
+	return TypeL
+}
+
+// ItemIndex is the position, in the entity's Items, of the item that
+// carries the nested attribute.
+func (np *NestPlan) ItemIndex() int { return np.item }

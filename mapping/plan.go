@@ -101,6 +101,9 @@ type attrPlan struct {
 	// path is the mapping key path, for error messages.
 	path string
 	typ  AttrType
+	// kind is the value kind of its column or template (value.Null when
+	// compiled without the source schema), for AttrInfo.Type.
+	kind value.Kind
 	// keyType is set when the attribute is an index key: S, N or B.
 	keyType  AttrType
 	keyLimit int

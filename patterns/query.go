@@ -95,6 +95,13 @@ func buildQueries(plan *mapping.Plan, q mapping.PatternQuery) ([]*dynamodb.Query
 	return out, desc, nil
 }
 
+// Describe is an access pattern's key condition in DynamoDB's notation,
+// as the patterns report shows it (design html and workbench show it too).
+func Describe(plan *mapping.Plan, q mapping.PatternQuery) (string, error) {
+	_, desc, err := buildQueries(plan, q)
+	return desc, err
+}
+
 // sortCondition renders the pattern's sort-key condition, if any; sk is
 // nil only when there is none.
 func sortCondition(q mapping.PatternQuery, sk *mapping.KeyAttr, values map[string]types.AttributeValue) (string, string, error) {

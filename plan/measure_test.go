@@ -115,8 +115,9 @@ func TestMeasureByHand(t *testing.T) {
 	e := rep.Entities[0]
 	require.Equal(t, EntityReport{
 		Entity: "host", Rows: 4, Items: 4, Bytes: 21 + 22 + 14 + 1120,
-		ItemSize:   SizeStats{Min: 14, P50: 21, P99: 1120, Max: 1120},
-		MaxPKBytes: 6, MaxSKBytes: 4, WriteUnits: 1 + 1 + 1 + 2,
+		ItemSize:      SizeStats{Min: 14, P50: 21, P99: 1120, Max: 1120},
+		SizeHistogram: []SizeBucket{{Min: 8, Max: 15, Items: 1}, {Min: 16, Max: 31, Items: 2}, {Min: 1024, Max: 2047, Items: 1}},
+		MaxPKBytes:    6, MaxSKBytes: 4, WriteUnits: 1 + 1 + 1 + 2,
 		IndexUnits: []UnitCount{{Index: "GSI1", Items: 3, Units: 1 + 1 + 2}},
 	}, e)
 	require.Equal(t, []LargeItem{

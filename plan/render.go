@@ -415,6 +415,9 @@ func plural(n int64, noun string) string {
 	return num(n) + " " + noun + "s"
 }
 
+// HumanBytes is humanBytes, for other reports (design html).
+func HumanBytes(n int64) string { return humanBytes(n) }
+
 // humanBytes shows a size: exact bytes below 10 KB, else in KB, MB, GB.
 func humanBytes(n int64) string {
 	const unit = 1024

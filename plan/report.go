@@ -71,20 +71,30 @@ type SizeStats struct {
 	Max int64 `json:"max"`
 }
 
+// SizeBucket counts the items whose size in bytes is in [Min, Max].
+type SizeBucket struct {
+	Min   int64 `json:"min"`
+	Max   int64 `json:"max"`
+	Items int64 `json:"items"`
+}
+
 // EntityReport is one entity's measurements. Counts are for the whole
 // source (scaled when sampled).
 type EntityReport struct {
-	Entity        string      `json:"entity"`
-	Rows          int64       `json:"rows"`
-	Items         int64       `json:"items"`
-	RowErrors     int64       `json:"row_errors"`
-	RowsOverLimit int64       `json:"rows_over_limits"`
-	Bytes         int64       `json:"bytes"`
-	ItemSize      SizeStats   `json:"item_size"`
-	MaxPKBytes    int         `json:"max_pk_bytes"`
-	MaxSKBytes    int         `json:"max_sk_bytes"`
-	WriteUnits    int64       `json:"write_units"`
-	IndexUnits    []UnitCount `json:"index_write_units,omitempty"`
+	Entity        string    `json:"entity"`
+	Rows          int64     `json:"rows"`
+	Items         int64     `json:"items"`
+	RowErrors     int64     `json:"row_errors"`
+	RowsOverLimit int64     `json:"rows_over_limits"`
+	Bytes         int64     `json:"bytes"`
+	ItemSize      SizeStats `json:"item_size"`
+	// SizeHistogram counts items by size, in powers of two (empty ranges
+	// left out), for drawing; scaled when sampled.
+	SizeHistogram []SizeBucket `json:"item_size_histogram,omitempty"`
+	MaxPKBytes    int          `json:"max_pk_bytes"`
+	MaxSKBytes    int          `json:"max_sk_bytes"`
+	WriteUnits    int64        `json:"write_units"`
+	IndexUnits    []UnitCount  `json:"index_write_units,omitempty"`
 	// Split is set for an entity whose nested attribute splits.
 	Split *SplitReport `json:"split,omitempty"`
 }
@@ -252,7 +262,7 @@ func assemble(in Input, opts Options, static []Finding, st *Stats) *Report {
 		sampled += e.rows
 		er := EntityReport{
 			Entity: ep.Name, Rows: sc(e.rows), Items: sc(e.items), RowErrors: sc(e.rowErrors), RowsOverLimit: sc(e.overLimit),
-			Bytes: sc(e.bytes), ItemSize: sizeStats(&e.sizes), MaxPKBytes: e.maxPK, MaxSKBytes: e.maxSK, WriteUnits: sc(e.units),
+			Bytes: sc(e.bytes), ItemSize: sizeStats(&e.sizes), SizeHistogram: e.sizes.powersOfTwo(sc), MaxPKBytes: e.maxPK, MaxSKBytes: e.maxSK, WriteUnits: sc(e.units),
 		}
 		if limit := ep.SplitLimit(); limit > 0 {
 			er.Split = &SplitReport{Items: sc(e.splitItems), Parts: sc(e.splitParts), MaxParts: e.maxParts, MaxPartBytes: e.maxPartBytes, LimitBytes: limit}

@@ -82,6 +82,31 @@ func (h *histogram) quantile(q float64) int64 {
 	return h.max
 }
 
+// powersOfTwo folds the histogram into buckets [2^k, 2^(k+1)) (the first
+// [0, 1]), leaving out the empty ones: coarse enough to draw, and exact,
+// since no bucket of the histogram straddles a power of two.
+func (h *histogram) powersOfTwo(scale func(int64) int64) []SizeBucket {
+	var out []SizeBucket
+	for i, c := range h.counts {
+		if c == 0 {
+			continue
+		}
+		lo, hi := int64(0), int64(1)
+		if k := bits.Len64(uint64(histUpper(i))); k > 1 {
+			lo, hi = int64(1)<<(k-1), int64(1)<<k-1
+		}
+		if n := len(out); n > 0 && out[n-1].Min == lo {
+			out[n-1].Items += c
+			continue
+		}
+		out = append(out, SizeBucket{Min: lo, Max: hi, Items: c})
+	}
+	for i := range out {
+		out[i].Items = scale(out[i].Items)
+	}
+	return out
+}
+
 // spaceSaving finds heavy hitters in a weighted stream (Metwally et al.):
 // k counters; a new key takes over the smallest counter, inheriting its
 // count as its error. Every reported count is an upper bound that exceeds

@@ -58,3 +58,9 @@ else
 	diff "$work/pg.items" "$work/mysql.items" >&2
 	exit 1
 fi
+
+say "The design as a page (dynafold design html)"
+# Kept after the demo (bin/ is not tracked): open it in a browser.
+page="$PWD/bin/portfolios-design.html"
+"$dynafold" design html --config configs/portfolios.yaml --source-dsn "$pg_dsn" --out "$page"
+echo "open $page"

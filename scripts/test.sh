@@ -58,6 +58,16 @@ leave() {
 	flock -u 9
 }
 trap leave EXIT
+# What design's tests check their output with: headless Chromium (the
+# Debian package) and the CDK toolchain pinned in design/testdata/cdk.
+if ! command -v chromium >/dev/null && [ "$(id -u)" = 0 ]; then
+	echo "test.sh: installing chromium from Debian"
+	DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+if [ ! -d design/testdata/cdk/node_modules/aws-cdk-lib ]; then
+	echo "test.sh: installing the CDK toolchain (npm ci in design/testdata/cdk)"
+	(cd design/testdata/cdk && npm ci --no-audit --no-fund --loglevel=error)
+fi
 # shellcheck disable=SC1091
 source "$STATE/env"
 export DYNAFOLD_INTEGRATION=1

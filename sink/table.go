@@ -214,6 +214,12 @@ func firstLine(s string) string {
 	return s
 }
 
+// CreateInput is the CreateTable request table create sends for the
+// mapping's table: keys, attribute definitions (sorted by name), GSIs and
+// LSIs with their projections, billing and capacity. TTL is set after
+// creation (UpdateTimeToLive), so it is not part of it.
+func CreateInput(s *mapping.TableSchema) *dynamodb.CreateTableInput { return createInput(s) }
+
 func createInput(s *mapping.TableSchema) *dynamodb.CreateTableInput {
 	attrs := map[string]types.ScalarAttributeType{}
 	keySchema := func(pk mapping.KeyAttr, sk *mapping.KeyAttr) []types.KeySchemaElement {

@@ -35,6 +35,15 @@ var examples = map[string]string{
   dynafold patterns --config configs/portfolios.yaml --items --output json`,
 	"dynafold dump": `  dynafold dump --config configs/portfolios.yaml --endpoint http://127.0.0.1:8000
   dynafold dump --config configs/portfolios.yaml | jq -c 'select(._type == "server")'`,
+	"dynafold design": `  dynafold design html --config configs/portfolios.yaml --out portfolios.html
+  dynafold design workbench --config configs/portfolios.yaml --no-source > portfolios.json`,
+	"dynafold design workbench": `  dynafold design workbench --config configs/portfolios.yaml --sample 10 --out portfolios.json`,
+	"dynafold design cloudformation": `  dynafold design cloudformation --config configs/portfolios.yaml --no-source --out table.yaml
+  dynafold design cloudformation --config configs/portfolios.yaml --no-source --import-from s3://exports/portfolios/`,
+	"dynafold design cdk":       `  dynafold design cdk --config configs/portfolios.yaml --no-source --out lib/portfolios-table.ts`,
+	"dynafold design terraform": `  dynafold design terraform --config configs/portfolios.yaml --no-source --out dynamodb.tf`,
+	"dynafold design html": `  dynafold design html --config configs/portfolios.yaml --out portfolios.html
+  dynafold design html --config configs/chinook.yaml --measure-sample 0.1 --out chinook.html`,
 	"dynafold version": `  dynafold version
   dynafold --version`,
 }

@@ -18,6 +18,7 @@ func TestHelpTeaches(t *testing.T) {
 	t.Parallel()
 	for _, cmd := range [][]string{
 		{}, {"table"}, {"table", "create"}, {"plan"}, {"migrate"}, {"diff"}, {"verify"}, {"patterns"}, {"dump"}, {"version"},
+		{"design"}, {"design", "workbench"}, {"design", "cloudformation"}, {"design", "cdk"}, {"design", "terraform"}, {"design", "html"},
 	} {
 		name := strings.Join(append([]string{"dynafold"}, cmd...), " ")
 		t.Run(name, func(t *testing.T) {

@@ -139,7 +139,7 @@ found · 4 interrupted (checkpoint saved, resumable) · 5 finished with rejected
 	pf.Int("source-attempts", 5, "attempts to connect to a source that cannot be reached, with backoff (about 7 s for 5)")
 	pf.String("cpuprofile", "", "write a CPU profile to this file (for development)")
 	_ = pf.MarkHidden("cpuprofile")
-	root.AddCommand(a.tableCommand(), a.migrateCommand(), a.exportCommand(), a.syncCommand(), a.planCommand(), a.verifyCommand(), a.diffCommand(), a.dumpCommand(), a.patternsCommand(), a.versionCommand())
+	root.AddCommand(a.tableCommand(), a.migrateCommand(), a.exportCommand(), a.syncCommand(), a.planCommand(), a.verifyCommand(), a.diffCommand(), a.dumpCommand(), a.patternsCommand(), a.designCommand(), a.versionCommand())
 	root.Version = strings.TrimSuffix(versionInfo(), "\n")
 	root.SetVersionTemplate("{{.Version}}\n")
 	addHelp(root)

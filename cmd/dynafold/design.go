@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	tabledesign "github.com/dynafold/dynafold/design"
+	"github.com/dynafold/dynafold/plan"
+	"github.com/dynafold/dynafold/sink"
+	"github.com/dynafold/dynafold/source"
+)
+
+// designArtifacts are design's subcommands: each writes one artifact.
+var designArtifacts = []struct {
+	name, short string
+	write       func(m *tabledesign.Model, w *bytes.Buffer) error
+}{
+	{"workbench", "Write a NoSQL Workbench data model (JSON): keys, GSIs, one facet per entity, sample items", func(m *tabledesign.Model, w *bytes.Buffer) error { return m.WriteWorkbench(w, time.Now()) }},
+	{"cloudformation", "Write the table as a CloudFormation template (YAML, AWS::DynamoDB::Table)", func(m *tabledesign.Model, w *bytes.Buffer) error { return m.WriteCloudFormation(w) }},
+	{"cdk", "Write the table as a TypeScript CDK construct (aws-cdk-lib v2)", func(m *tabledesign.Model, w *bytes.Buffer) error { return m.WriteCDK(w) }},
+	{"terraform", "Write the table as a Terraform aws_dynamodb_table resource", func(m *tabledesign.Model, w *bytes.Buffer) error { return m.WriteTerraform(w) }},
+	{"html", "Write one self-contained HTML page: items by partition key, each index, item sizes, hot keys, access patterns", func(m *tabledesign.Model, w *bytes.Buffer) error { return m.WriteHTML(w) }},
+}
+
+func (a *app) designCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "design",
+		Short: "Write the single-table design for NoSQL Workbench, CloudFormation, CDK, Terraform or a web page",
+		Long: `Writes the design the mapping describes in the forms DynamoDB people use: a
+NoSQL Workbench data model, the table as CloudFormation, CDK or Terraform
+defines it (keys, GSIs and LSIs with projections, billing, TTL: the table
+table create makes), and one self-contained HTML page.
+
+Sample items are built from the first --sample rows of each entity by the
+builder migrate uses; the HTML page also shows plan's measurements (item
+sizes, hot keys), which read the whole source. --no-source writes every
+artifact without them. --import-from adds the import of a dynafold export to
+the table's definition; it acts only when the table is created.`,
+		Args: cobra.NoArgs,
+	}
+	pf := cmd.PersistentFlags()
+	pf.Bool("no-source", false, "do not read the source: no sample items and no measurements")
+	pf.Int("sample", 5, "source rows per entity whose items are shown")
+	pf.String("out", "", "write to this file instead of stdout")
+	pf.String("import-from", "", "a dynafold export, s3://bucket/prefix/, that creates the table by ImportTable (CloudFormation, CDK, Terraform)")
+	for _, art := range designArtifacts {
+		write := art.write
+		sub := &cobra.Command{
+			Use:   art.name,
+			Short: art.short,
+			Args:  cobra.NoArgs,
+			RunE: func(c *cobra.Command, _ []string) error {
+				rep := a.newReport("design " + c.Name())
+				return a.finishReport(rep, a.runDesign(c, rep, write))
+			},
+		}
+		if art.name == "html" {
+			sub.Flags().Float64("measure-sample", 1, "fraction of rows plan measures for the size and hot-key charts")
+		}
+		cmd.AddCommand(sub)
+	}
+	return cmd
+}
+
+func (a *app) runDesign(cmd *cobra.Command, rep *report, write func(*tabledesign.Model, *bytes.Buffer) error) error {
+	ctx, cancel := a.cancelOnStop(cmd.Context())
+	defer cancel()
+	perEntity := a.v.GetInt("sample")
+	if perEntity < 1 {
+		return usageError(fmt.Errorf("--sample must be at least 1 row per entity, not %d", perEntity))
+	}
+	var measure *plan.Options
+	if cmd.Name() == "html" {
+		f := a.v.GetFloat64("measure-sample")
+		if f <= 0 || f > 1 {
+			return usageError(fmt.Errorf("--measure-sample must be a fraction in (0, 1], not %g", f))
+		}
+		measure = &plan.Options{Sample: f, Readers: 2}
+	}
+	noSource := a.v.GetBool("no-source")
+	load := a.loadForSource
+	if noSource {
+		load = a.load
+	}
+	l, err := load()
+	if err != nil {
+		return err
+	}
+	rep.Table = l.static.Table.Name
+	p := l.static
+	var src source.Source
+	if !noSource {
+		if src, p, err = a.connect(ctx, l, 4); err != nil {
+			return err
+		}
+		defer src.Close()
+	}
+	if err := a.lintGate(l, p); err != nil {
+		return err
+	}
+	m := tabledesign.New(p, l.path)
+	if from := a.v.GetString("import-from"); from != "" {
+		if err := m.SetImport(from); err != nil {
+			if errors.Is(err, sink.ErrImportLSI) {
+				err = fmt.Errorf("table %s: %w; --import-from cannot be used with this mapping", p.Table.Name, err)
+			}
+			return usageError(err)
+		}
+	}
+	if src != nil {
+		snap, err := src.Snapshot(ctx, source.SnapshotOptions{Readers: 2})
+		if err != nil {
+			return err
+		}
+		defer snap.Close()
+		dsn, _ := l.dsn()
+		if err := m.ReadSource(ctx, snap, l.schema, dsn.Identity(), perEntity, measure); err != nil {
+			return err
+		}
+		for _, rerr := range m.Samples.Rejected {
+			fmt.Fprintf(a.console, "dynafold: a sample row cannot become an item, left out: %v\n", rerr)
+		}
+	}
+	var buf bytes.Buffer
+	if err := write(m, &buf); err != nil {
+		return err
+	}
+	out := a.v.GetString("out")
+	rep.Result = map[string]any{"artifact": cmd.Name(), "out": out, "sample_items": sampleCount(m)}
+	if out == "" {
+		_, err := a.stdout.Write(buf.Bytes())
+		return err
+	}
+	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("writing the %s design: %w", cmd.Name(), err)
+	}
+	fmt.Fprintf(a.console, "dynafold: wrote %s\n", out)
+	return nil
+}
+
+// sampleCount is how many sample items the artifact shows (-1: none read).
+func sampleCount(m *tabledesign.Model) int {
+	if m.Samples == nil {
+		return -1
+	}
+	return len(m.Samples.Items)
+}

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynafold/dynafold/ddbjson"
+	"github.com/dynafold/dynafold/internal/clitest"
+	"github.com/dynafold/dynafold/internal/testenv"
+)
+
+// The sample items of design workbench are exactly items migrate writes
+// for those rows: the first --sample rows of each entity, on both engines.
+func TestDesignCmdSamplesAreWhatMigrateWrites(t *testing.T) {
+	t.Parallel()
+	for _, d := range testenv.Drivers() {
+		t.Run(d.Name, func(t *testing.T) {
+			tg := newTarget(t, d, "configs/portfolios.yaml", "testdata/portfolios/"+d.Name+".sql")
+			r := tg.run(t, "", "table", "create")
+			require.Equal(t, 0, r.Code, r.Output())
+			r = tg.run(t, "", "migrate", "--progress", "none")
+			require.Equal(t, 0, r.Code, r.Output())
+			written := testenv.ScanItems(t, tg.client, tg.table)
+
+			r = tg.run(t, "", "design", "workbench", "--sample", "3")
+			require.Equal(t, 0, r.Code, r.Output())
+			var model struct {
+				DataModel []struct {
+					TableData []json.RawMessage
+				}
+			}
+			require.NoError(t, json.Unmarshal([]byte(r.Stdout), &model), r.Stdout)
+			var samples []string
+			for _, raw := range model.DataModel[0].TableData {
+				item, err := ddbjson.Decode(raw)
+				require.NoError(t, err, string(raw))
+				samples = append(samples, testenv.ItemJSON(t, item))
+			}
+			// 2 portfolios, then the first 3 of 4 servers and of 4 databases
+			// (by source key).
+			require.Len(t, samples, 2+3+3)
+			require.Subset(t, written, samples)
+			for _, s := range samples {
+				require.NotContains(t, s, `"ServerID":"JeffSiteServer"`, "the 4th server by key is not sampled")
+			}
+		})
+	}
+}
+
+// A mapping error exits 2, as plan; an unreachable source is the usual
+// one-line "cannot reach"; --sample and --import-from are checked.
+func TestDesignCmdErrors(t *testing.T) {
+	t.Parallel()
+	config := clitest.RepoPath("configs/portfolios.yaml")
+	broken := clitest.RepoPath("testdata/mappings/broken/04-missing-pk-template.yaml")
+	for _, kind := range []string{"workbench", "html"} {
+		r := clitest.Run(t, "", nil, "design", kind, "--config", broken, "--no-source")
+		require.Equal(t, exitUsage, r.Code, r.Output())
+		require.Contains(t, r.Stderr, "04-missing-pk-template.yaml")
+	}
+	r := clitest.Run(t, "", nil, "design", "cdk", "--config", config, "--no-source", "--sample", "0")
+	require.Equal(t, exitUsage, r.Code, r.Output())
+	r = clitest.Run(t, "", nil, "design", "terraform", "--config", clitest.RepoPath("configs/duda.yaml"), "--no-source", "--import-from", "s3://b/p/")
+	require.Equal(t, exitUsage, r.Code, r.Output())
+	require.Contains(t, r.Stderr, "ImportTable cannot create local secondary indexes (index ByEmail)")
+
+	addr := "127.0.0.1:" + closedPort(t) + "/inventory"
+	r = clitest.Run(t, "", nil, "design", "html", "--config", config, "--source-dsn", "postgres://app:secret@"+addr, "--source-attempts", "1")
+	require.Equal(t, exitFailure, r.Code, r.Output())
+	_, rest := logLines(t, r.Stderr)
+	require.Len(t, rest, 1, r.Stderr)
+	require.Regexp(t, "^dynafold: cannot reach PostgreSQL at "+regexp.QuoteMeta(addr)+`: connection refused \(1 attempts? over \d+ s`, rest[0])
+	require.NotContains(t, r.Output(), "secret")
+
+	// An unknown column is known only with the source: exit 2 too.
+	d := testenv.Drivers()[0]
+	dsn := d.NewDB(t)
+	testenv.LoadSQL(t, d.Name, dsn, clitest.RepoPath("testdata/portfolios/"+d.Name+".sql"))
+	cfg, err := os.ReadFile(config)
+	require.NoError(t, err)
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte(strings.Replace(string(cfg), "PortfolioName: name", "PortfolioName: nmae", 1)), 0o644))
+	r = clitest.Run(t, "", nil, "design", "workbench", "--config", bad, "--source-dsn", dsn)
+	require.Equal(t, exitUsage, r.Code, r.Output())
+	require.Contains(t, r.Stderr, "nmae")
+}
+
+// Every design in configs/ writes all five artifacts through the CLI,
+// without its source.
+func TestDesignCmdEveryConfig(t *testing.T) {
+	t.Parallel()
+	configs, err := filepath.Glob(clitest.RepoPath("configs/*.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, configs)
+	dir := t.TempDir()
+	for _, c := range configs {
+		for _, kind := range []string{"workbench", "cloudformation", "cdk", "terraform", "html"} {
+			out := filepath.Join(dir, strings.TrimSuffix(filepath.Base(c), ".yaml")+"."+kind)
+			r := clitest.Run(t, dir, nil, "design", kind, "--config", c, "--no-source", "--out", out)
+			require.Equal(t, 0, r.Code, "%s %s: %s", kind, c, r.Output())
+			require.Equal(t, "dynafold: wrote "+out+"\n", r.Stderr)
+			st, err := os.Stat(out)
+			require.NoError(t, err)
+			require.NotZero(t, st.Size())
+		}
+	}
+}
+
+// chromium finds headless Chromium (the Debian package). Without it the
+// test skips, and fails under DYNAFOLD_INTEGRATION=1 (scripts/test.sh
+// installs it).
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	msg := "no chromium on PATH: install the Debian package chromium (apt-get install -y chromium)"
+	if testenv.Integration() {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// consoleLine is a message the page logged (console.*, an uncaught
+// error), as Chromium writes it with --enable-logging=stderr.
+var consoleLine = regexp.MustCompile(`(?m)^\[[^\]]*:CONSOLE[^\]]*\].*$`)
+
+// openInChromium loads a page in headless Chromium and returns its DOM
+// after rendering and what its console logged.
+func openInChromium(t *testing.T, bin, page string) (dom string, console []string) {
+	t.Helper()
+	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir="+t.TempDir(),
+		"--enable-logging=stderr", "--v=0", "--dump-dom", "file://"+page)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, stderr.String())
+	return string(out), consoleLine.FindAllString(stderr.String(), -1)
+}
+
+// The page opens in a real headless Chromium: it logs nothing to the
+// console, loads nothing from anywhere, shows every entity's name and the
+// keys of the sample items, and a screenshot of it is taken. A page that
+// does log is caught, so the check is not vacuous.
+func TestDesignCmdHTMLInChromium(t *testing.T) {
+	t.Parallel()
+	bin := chromium(t)
+	d := testenv.Drivers()[0]
+	tg := newTarget(t, d, "configs/portfolios.yaml", "testdata/portfolios/"+d.Name+".sql")
+	dir := t.TempDir()
+	page := filepath.Join(dir, "portfolios.html")
+	r := tg.run(t, dir, "design", "html", "--out", page)
+	require.Equal(t, 0, r.Code, r.Output())
+	html, err := os.ReadFile(page)
+	require.NoError(t, err)
+	require.NotRegexp(t, `(?i)(src|href)=|url\(|@import|<script`, string(html), "self-contained: no script, nothing loaded")
+
+	dom, console := openInChromium(t, bin, page)
+	require.Empty(t, console, "the page logs nothing")
+	r = tg.run(t, dir, "design", "workbench")
+	require.Equal(t, 0, r.Code, r.Output())
+	var model struct {
+		DataModel []struct {
+			TableFacets []struct{ FacetName string }
+			TableData   []map[string]map[string]any
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &model))
+	require.Len(t, model.DataModel[0].TableFacets, 3)
+	for _, f := range model.DataModel[0].TableFacets {
+		require.Contains(t, dom, ">"+f.FacetName+"<", "entity %s", f.FacetName)
+	}
+	require.Len(t, model.DataModel[0].TableData, 10)
+	for _, item := range model.DataModel[0].TableData {
+		for _, k := range []string{"PK", "SK"} {
+			require.Contains(t, dom, ">"+fmt.Sprint(item[k]["S"])+"<", "key %s of %v", k, item)
+		}
+	}
+
+	shot := filepath.Join(dir, "portfolios.png")
+	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir="+t.TempDir(),
+		"--hide-scrollbars", "--window-size=1280,1600", "--screenshot="+shot, "file://"+page)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	png, err := os.ReadFile(shot)
+	require.NoError(t, err)
+	require.Greater(t, len(png), 10_000, "a screenshot of a drawn page")
+	require.Equal(t, "\x89PNG", string(png[:4]))
+
+	// The console check catches a page that logs.
+	bad := filepath.Join(dir, "bad.html")
+	require.NoError(t, os.WriteFile(bad, []byte(`<p>x</p><script>console.error("design-check"); nosuch();</script>`), 0o644))
+	_, console = openInChromium(t, bin, bad)
+	sort.Strings(console)
+	require.Len(t, console, 2, "%q", console)
+	require.Contains(t, strings.Join(console, "\n"), "design-check")
+}
