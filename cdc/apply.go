@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -113,51 +114,84 @@ func (r *round) apply(ctx context.Context) error {
 	// The rows are re-derived and written a slice at a time, so that a
 	// change that fans out to a million rows holds a slice of them in
 	// memory, not all; every slice reads the same snapshot, and the
-	// round's position is confirmed only after the last.
+	// round's position is confirmed only after the last. The next slice
+	// is read while the last is written: the reads need only the
+	// snapshot, and the writes, with the row index, stay in order.
 	r.owners = map[string]string{}
-	for _, ep := range r.e.plan.Entities {
-		keys := aff[ep]
-		for len(keys) > 0 {
-			slice := map[string][]value.Value{}
-			for k, v := range keys {
-				slice[k] = v
-				delete(keys, k)
-				if len(slice) == writeSlice {
-					break
+	r.readTime += time.Since(started)
+	g, gctx := errgroup.WithContext(ctx)
+	ready := make(chan []*derived, 1)
+	g.Go(func() error {
+		defer close(ready)
+		for _, ep := range r.e.plan.Entities {
+			for slice := range slices.Chunk(ordered(aff[ep]), writeSlice) {
+				started := time.Now()
+				rows, err := r.derive(gctx, rd, ep, slice)
+				if err != nil {
+					return err
+				}
+				r.counts.RowsDerived += int64(len(rows))
+				r.readTime += time.Since(started)
+				select {
+				case ready <- rows:
+				case <-gctx.Done():
+					return gctx.Err()
 				}
 			}
-			rows, err := r.derive(ctx, rd, ep, slice)
-			if err != nil {
-				return err
-			}
-			r.counts.RowsDerived += int64(len(rows))
-			r.readTime += time.Since(started)
-			if err := r.write(ctx, rows); err != nil {
-				return err
-			}
-			started = time.Now()
 		}
-	}
-	return nil
+		return nil
+	})
+	g.Go(func() error {
+		for rows := range ready {
+			if err := r.write(gctx, rows); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return g.Wait()
 }
 
 // writeSlice is how many re-derived rows are written at a time.
 const writeSlice = 4096
 
+// ordered returns the keys of m sorted by their values' text, so that a
+// slice, and each IN list of it, reads neighbouring rows: the rows one
+// parent fans out to sit together in their index, and a list of scattered
+// keys costs the server a random read each (or a hash join over the whole
+// parent table). The order is for locality only.
+func ordered(m map[string][]value.Value) [][]value.Value {
+	type entry struct {
+		text string
+		key  []value.Value
+	}
+	es := make([]entry, 0, len(m))
+	var b []byte
+	for _, k := range m {
+		b = b[:0]
+		for _, v := range k {
+			b = append(value.AppendText(b, v), 0)
+		}
+		es = append(es, entry{string(b), k})
+	}
+	slices.SortFunc(es, func(a, b entry) int { return strings.Compare(a.text, b.text) })
+	out := make([][]value.Value, len(es))
+	for i, e := range es {
+		out[i] = e.key
+	}
+	return out
+}
+
 // derive reads an entity's affected rows as they are now and builds their
 // items. A key that reads no row yields a row with no items.
-func (r *round) derive(ctx context.Context, rd source.Reader, ep *mapping.EntityPlan, keys map[string][]value.Value) ([]*derived, error) {
+func (r *round) derive(ctx context.Context, rd source.Reader, ep *mapping.EntityPlan, keys [][]value.Value) ([]*derived, error) {
 	var nests []*source.Query
 	for _, np := range ep.Nests() {
 		nests = append(nests, np.Query)
 	}
-	all := make([][]value.Value, 0, len(keys))
-	for _, k := range keys {
-		all = append(all, k)
-	}
 	nkey := len(ep.Query.Key)
 	found := map[string]*derived{}
-	for chunk := range slices.Chunk(all, readChunk) {
+	for chunk := range slices.Chunk(keys, readChunk) {
 		err := rd.ReadKeys(ctx, ep.Query, nests, chunk, func(row value.Row, nested [][]value.Row) error {
 			k := rowKey(row[:nkey])
 			d := &derived{entity: ep, key: k}
@@ -182,12 +216,13 @@ func (r *round) derive(ctx context.Context, rd source.Reader, ep *mapping.Entity
 		}
 	}
 	out := make([]*derived, 0, len(keys))
-	for k := range keys {
-		if d := found[k]; d != nil {
+	for _, k := range keys {
+		rk := rowKey(k)
+		if d := found[string(rk)]; d != nil {
 			out = append(out, d)
 			continue
 		}
-		out = append(out, &derived{entity: ep, key: []byte(k)})
+		out = append(out, &derived{entity: ep, key: rk})
 	}
 	return out, nil
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 )
 
 // syncOptions of the live-sync benchmark.
@@ -28,6 +29,7 @@ type syncOptions struct {
 	fanoutPortfolios      int
 	bigTxnRows            int
 	lagRate               int
+	lagConns              int
 	lagSeconds            int
 	writers               int
 	reconnects            int
@@ -103,7 +105,8 @@ func syncBenchCommand() *cobra.Command {
 	f.IntVar(&o.fanoutChanges, "fanout-changes", 2_000, "portfolio renames (each rewriting 61 items) in the fan-out run")
 	f.IntVar(&o.fanoutPortfolios, "fanout-portfolios", 1000, "portfolios of the fan-out dataset (61 items each); renames go round them")
 	f.IntVar(&o.bigTxnRows, "big-txn-rows", 1_000_000, "rows inserted by the one transaction of the large-transaction run (0 to skip)")
-	f.IntVar(&o.lagRate, "lag-rate", 2000, "single-row transactions per second committed in the lag run")
+	f.IntVar(&o.lagRate, "lag-rate", 10_000, "single-row transactions per second committed in the lag run")
+	f.IntVar(&o.lagConns, "lag-conns", 4, "sessions committing in the lag run")
 	f.IntVar(&o.lagSeconds, "lag-seconds", 30, "length of the lag run")
 	f.IntVar(&o.writers, "writers", 8, "dynafold --writers")
 	f.IntVar(&o.reconnects, "reconnects", 5, "source outages in the reconnect run (0 to skip)")
@@ -322,7 +325,7 @@ func (r *syncRun) catchUp(ctx context.Context, name, note string, extra ...strin
 	}, nil
 }
 
-// lag streams while one connection commits single-row transactions at
+// lag streams while --lag-conns sessions commit single-row transactions at
 // the target rate, and reads sync's lag from its status line each second.
 func (r *syncRun) lag(ctx context.Context) (*lagResult, error) {
 	logPath := filepath.Join(r.work, "lag.log")
@@ -347,30 +350,39 @@ func (r *syncRun) lag(ctx context.Context) (*lagResult, error) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	move, closeDB, err := r.db.mover(ctx, r.dsn)
-	if err != nil {
-		return nil, err
-	}
-	defer closeDB()
-	start := time.Now()
-	var from time.Time
-	n := 0
+	// Commit number i goes to session i mod lagConns, each paced by the
+	// one schedule: one session alone cannot commit 10,000 times a second.
+	conns := max(1, r.o.lagConns)
 	total := r.o.lagRate * r.o.lagSeconds
-	for n < total {
-		// Pace by the schedule, not by sleeping per commit.
-		due := start.Add(time.Duration(n) * time.Second / time.Duration(r.o.lagRate))
-		if d := time.Until(due); d > 0 {
-			time.Sleep(d)
-		}
-		p := 1 + n%r.o.portfolios
-		if err := move(ctx, fmt.Sprintf("Srv%dn%d", p, 1+(n/r.o.portfolios+1)%3), fmt.Sprintf("Db%dn2d1", p)); err != nil {
+	g, gctx := errgroup.WithContext(ctx)
+	from := time.Now()
+	for c := range conns {
+		move, closeDB, err := r.db.mover(ctx, r.dsn)
+		if err != nil {
 			return nil, err
 		}
-		if n == 0 {
-			from = time.Now()
-		}
-		n++
+		defer closeDB()
+		g.Go(func() error {
+			for i := c; i < total; i += conns {
+				// Pace by the schedule, not by sleeping per commit.
+				due := from.Add(time.Duration(i) * time.Second / time.Duration(r.o.lagRate))
+				if d := time.Until(due); d > 0 {
+					time.Sleep(d)
+				}
+				// Sessions move databases of distinct portfolios (i mod
+				// portfolios), so that they never wait on each other's rows.
+				p := 1 + i%r.o.portfolios
+				if err := move(gctx, fmt.Sprintf("Srv%dn%d", p, 1+(i/r.o.portfolios+1)%3), fmt.Sprintf("Db%dn2d1", p)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	n := total
 	committed := time.Since(from).Seconds()
 	time.Sleep(3 * time.Second)
 	_ = cmd.Process.Signal(syscall.SIGINT)
