@@ -30,6 +30,9 @@ type ClientOptions struct {
 	// Logger receives retries as they happen and the SDK's own log lines
 	// (nil: discarded).
 	Logger *slog.Logger
+	// AllowInsecure lets real credentials sign requests sent over plain
+	// HTTP to a host that is not loopback (see insecure.go).
+	AllowInsecure bool
 }
 
 // writeBuffer is the HTTP connection's write buffer: a typical batch's
@@ -99,10 +102,13 @@ func NewClient(ctx context.Context, o ClientOptions) (*dynamodb.Client, error) {
 			cfg.Region = "us-east-1"
 		}
 		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		_, err := cfg.Credentials.Retrieve(rctx)
+		creds, err := cfg.Credentials.Retrieve(rctx)
 		cancel()
-		if err != nil {
+		switch {
+		case err != nil:
 			cfg.Credentials = credentials.NewStaticCredentialsProvider("dynafold-local", "dynafold-local", "")
+		case insecureEndpoint(o.Endpoint) && !o.AllowInsecure:
+			return nil, &InsecureEndpointError{Endpoint: o.Endpoint, AccessKey: creds.AccessKeyID}
 		}
 	}
 	if cfg.Region == "" {

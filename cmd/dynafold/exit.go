@@ -6,6 +6,7 @@ import (
 	"github.com/dynafold/dynafold/checkpoint"
 	"github.com/dynafold/dynafold/mapping"
 	"github.com/dynafold/dynafold/pipeline"
+	"github.com/dynafold/dynafold/sink"
 )
 
 // Exit codes: the contract that scripts and CI rely on.
@@ -48,7 +49,8 @@ func exitCode(err error) int {
 	if errors.Is(err, pipeline.ErrInterrupted) || errors.As(err, &resumable) {
 		return exitInterrupted
 	}
-	if errors.Is(err, checkpoint.ErrMismatch) {
+	var insecure *sink.InsecureEndpointError
+	if errors.Is(err, checkpoint.ErrMismatch) || errors.As(err, &insecure) {
 		return exitUsage
 	}
 	return exitFailure

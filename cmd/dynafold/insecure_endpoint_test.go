@@ -1,0 +1,91 @@
+package main
+
+import (
+	"io"
+	"net"
+	"net/url"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynafold/dynafold/internal/clitest"
+	"github.com/dynafold/dynafold/internal/testenv"
+)
+
+// Real credentials never sign a request sent over plain HTTP to a host that
+// is not loopback unless --allow-insecure-endpoint says so: the access key
+// and session token would travel in cleartext. The refusal names the flag
+// and none of the secrets; dynalite on loopback is unaffected, and with
+// the flag the same endpoint works.
+func TestInsecureEndpointIsRefused(t *testing.T) {
+	t.Parallel()
+	dynalite := testenv.DynamoEndpoint(t)
+	client := testenv.DynamoClient(t)
+	creds := []string{"AWS_ACCESS_KEY_ID=AKIAREALLOOKINGKEY42", "AWS_SECRET_ACCESS_KEY=the-secret-key-value", "AWS_SESSION_TOKEN=the-session-token-value", "AWS_REGION=us-east-1"}
+	create := func(endpoint string, extra ...string) clitest.Result {
+		table := testenv.NewTableName(t)
+		testenv.DeleteTableOnCleanup(t, client, table)
+		args := append([]string{"table", "create", "--no-source", "--config", clitest.RepoPath("configs/portfolios.yaml"), "--endpoint", endpoint, "--table", table}, extra...)
+		return clitest.Run(t, "", creds, args...)
+	}
+
+	// dynalite on loopback, with real-looking credentials: as before.
+	r := create(dynalite)
+	require.Equal(t, exitOK, r.Code, r.Output())
+
+	// The same dynalite reached at this machine's non-loopback address.
+	ip := nonLoopbackIP(t)
+	u, err := url.Parse(dynalite)
+	require.NoError(t, err)
+	remote := "http://" + forward(t, net.JoinHostPort(ip, "0"), u.Host)
+	r = create(remote)
+	require.Equal(t, exitUsage, r.Code, r.Output())
+	require.Contains(t, r.Stderr, "--allow-insecure-endpoint")
+	require.Contains(t, r.Stderr, "AKIA****")
+	for _, secret := range []string{"AKIAREALLOOKINGKEY42", "the-secret-key-value", "the-session-token-value"} {
+		require.NotContains(t, r.Output(), secret)
+	}
+
+	r = create(remote, "--allow-insecure-endpoint")
+	require.Equal(t, exitOK, r.Code, r.Output())
+}
+
+// nonLoopbackIP is an address of this machine that is not loopback.
+func nonLoopbackIP(t *testing.T) string {
+	addrs, err := net.InterfaceAddrs()
+	require.NoError(t, err)
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			return n.IP.String()
+		}
+	}
+	t.Skip("this machine has no IPv4 address other than loopback")
+	return ""
+}
+
+// forward listens on addr and copies each connection to target, until the
+// test ends; it returns the address it listens on.
+func forward(t *testing.T, addr, target string) string {
+	ln, err := net.Listen("tcp", addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				u, err := net.Dial("tcp", target)
+				if err != nil {
+					return
+				}
+				defer u.Close()
+				go func() { _, _ = io.Copy(u, c) }()
+				_, _ = io.Copy(c, u)
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
