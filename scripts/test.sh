@@ -113,6 +113,9 @@ elif [ "$TIER" = full ]; then
 	for target in FuzzTemplate FuzzLoad FuzzLoadMutated; do
 		gotest "fuzz-$target" -run='^$' -fuzz="^$target\$" -fuzztime="${DYNAFOLD_FUZZTIME:-60s}" ./mapping/ || status=$?
 	done
+	for target in FuzzSignerMatchesTheSDK FuzzParseSuccessAgreesWithTheSDK; do
+		gotest "fuzz-$target" -run='^$' -fuzz="^$target\$" -fuzztime="${DYNAFOLD_FUZZTIME:-60s}" ./sink/ || status=$?
+	done
 	# The sync fuzzer at full size: every design from both engines,
 	# DYNAFOLD_FUZZ_OPS operations each (1,000,000 per engine over the six
 	# designs), sync SIGKILLed 5 times in each run, the source server
@@ -152,6 +155,11 @@ else
 	cli=$!
 	gotest race -race -timeout 30m "${RACE_PKGS[@]}" || status=$?
 	gotest plain -timeout 30m "${plain[@]}" || status=$?
+	# The hand-written signer and answer parser, fuzzed against the SDK
+	# for a bounded time on every run (the full tier: a minute each).
+	for target in FuzzSignerMatchesTheSDK FuzzParseSuccessAgreesWithTheSDK; do
+		gotest "fuzz-$target" -run='^$' -fuzz="^$target\$" -fuzztime=10s ./sink/ || status=$?
+	done
 	wait "$cli" || status=$?
 fi
 echo "test.sh: $TIER tier tests took $((SECONDS - started)) s"
