@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go"
@@ -61,10 +62,44 @@ func batchBody(table string, pending []*mapping.Item) []byte {
 }
 
 // Request bodies are recycled: a fresh 10 KB buffer per request was a
-// tenth of the writer's allocations. A body goes back only once the HTTP
-// transport reports it written (see DirectSender.request); one that is
-// never written is left to the garbage collector.
+// tenth of the writer's allocations. A body goes back only once the round
+// trip has returned and the body has been closed (sentBody): net/http may
+// still read a body after RoundTrip returns (it closes it when done), and a
+// RoundTripper wrapping it may read it late. A body never closed is left
+// to the garbage collector.
 var bodyBuffers sync.Pool
+
+// onRecycle, when set by a test, sees every buffer recycled.
+var onRecycle func([]byte)
+
+// sentBody is a request body over a pooled buffer. Its buffer is recycled
+// when both holders released it: the sender after the round trip, and the
+// transport by closing it (once; further closes are no-ops).
+type sentBody struct {
+	*bytes.Reader
+	buf    []byte
+	refs   atomic.Int32
+	closed atomic.Bool
+}
+
+func newSentBody(buf []byte) *sentBody {
+	b := &sentBody{Reader: bytes.NewReader(buf), buf: buf}
+	b.refs.Store(2)
+	return b
+}
+
+func (b *sentBody) Close() error {
+	if b.closed.CompareAndSwap(false, true) {
+		b.release()
+	}
+	return nil
+}
+
+func (b *sentBody) release() {
+	if b.refs.Add(-1) == 0 {
+		recycleBody(b.buf)
+	}
+}
 
 // maxRecycled: larger bodies (items of hundreds of KB) are not kept.
 const maxRecycled = 256 << 10
@@ -78,6 +113,9 @@ func newBodyBuffer(n int) []byte {
 
 // recycleBody hands a body's buffer back; nothing may read it after.
 func recycleBody(b []byte) {
+	if onRecycle != nil {
+		onRecycle(b)
+	}
 	if cap(b) <= maxRecycled {
 		b = b[:0]
 		bodyBuffers.Put(&b)

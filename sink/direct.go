@@ -10,7 +10,6 @@ import (
 	"hash/crc32"
 	"io"
 	"net/http"
-	"net/http/httptrace"
 	"strconv"
 	"strings"
 	"sync"
@@ -178,11 +177,14 @@ func (s *DirectSender) Send(ctx context.Context, table string, body []byte) (*dy
 	if p.viaSDK {
 		return nil, ErrViaSDK
 	}
-	req, err := s.request(ctx, p, body)
+	req, sent, err := s.request(ctx, p, body)
 	if err != nil {
 		return nil, opError(err)
 	}
 	resp, err := s.opts.HTTPClient.Do(req)
+	// The round trip has returned: the buffer goes back once the
+	// transport (or whatever wraps it) has closed the body too.
+	sent.release()
 	if err != nil {
 		err = &smithyhttp.RequestSendError{Err: err}
 		if ctx.Err() != nil {
@@ -198,34 +200,33 @@ func (s *DirectSender) Send(ctx context.Context, table string, body []byte) (*dy
 	return out, nil
 }
 
-// request builds and signs the HTTP request.
-func (s *DirectSender) request(ctx context.Context, p *probe, body []byte) (*http.Request, error) {
-	// The body is a *bytes.Reader, which net/http writes in the same
-	// system call as the headers (any other reader type gets a write of
-	// its own). Its buffer is recycled once the transport reports the
-	// request written; the request is never replayed (no GetBody), so
-	// nothing reads the buffer after that.
-	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { recycleBody(body) }}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, p.url, bytes.NewReader(body))
+// request builds and signs the HTTP request. sent is its body, whose
+// buffer is recycled once released by both the caller (after the round
+// trip) and the transport (closing it).
+func (s *DirectSender) request(ctx context.Context, p *probe, body []byte) (req *http.Request, sent *sentBody, err error) {
+	sent = newSentBody(body)
+	req, err = http.NewRequestWithContext(ctx, http.MethodPost, p.url, sent)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	req.ContentLength = int64(len(body))
+	// Never replayed by the transport: a retry is a new request.
 	req.GetBody = nil
 	req.Header = p.header.Clone()
 	creds, err := s.opts.Credentials.Retrieve(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("retrieving AWS credentials: %w", err)
+		return nil, nil, fmt.Errorf("retrieving AWS credentials: %w", err)
 	}
 	sum := sha256.Sum256(body)
 	hash := hex.EncodeToString(sum[:])
 	if p.signer != nil {
 		p.signer.sign(req, creds, hash, req.ContentLength, s.now())
-		return req, nil
+		return req, sent, nil
 	}
 	if err := s.signer.SignHTTP(ctx, creds, req, hash, p.service, p.region, s.now().UTC()); err != nil {
-		return nil, fmt.Errorf("signing BatchWriteItem: %w", err)
+		return nil, nil, fmt.Errorf("signing BatchWriteItem: %w", err)
 	}
-	return req, nil
+	return req, sent, nil
 }
 
 // parse reads resp. The common success answer is read by parseSuccess;

@@ -1,6 +1,7 @@
 package sink
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"hash/crc32"
@@ -10,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -307,4 +309,97 @@ func TestDirectLeavesUnsignedRequestsToTheSDK(t *testing.T) {
 	require.NoError(t, w.Write(context.Background(), benchBatch(), res))
 	require.Equal(t, MaxBatchItems, res.acked)
 	require.Equal(t, []string{""}, auth)
+}
+
+// closeLater wraps the transport as a RoundTripper that reads the body
+// late might: the transport gets the body with its Close held back, and
+// the wrapper closes it only some time after the round trip returned. It
+// notes, per body (by content), when that close happened.
+type closeLater struct {
+	next   http.RoundTripper
+	seq    *atomic.Int64
+	mu     sync.Mutex
+	closed map[string]int64
+}
+
+type heldBody struct {
+	io.ReadCloser
+	read bytes.Buffer
+}
+
+func (h *heldBody) Read(p []byte) (int, error) {
+	n, err := h.ReadCloser.Read(p)
+	h.read.Write(p[:n])
+	return n, err
+}
+
+func (h *heldBody) Close() error { return nil }
+
+func (c *closeLater) RoundTrip(req *http.Request) (*http.Response, error) {
+	orig := req.Body
+	held := &heldBody{ReadCloser: orig}
+	inner := req.Clone(req.Context())
+	inner.Body = held
+	resp, err := c.next.RoundTrip(inner)
+	go func() {
+		time.Sleep(3 * time.Millisecond)
+		c.mu.Lock()
+		c.closed[held.read.String()] = c.seq.Add(1)
+		c.mu.Unlock()
+		orig.Close()
+	}()
+	return resp, err
+}
+
+// TestDirectKeepsBodiesUntilClosed: a request body's buffer goes back to
+// the pool only once the round trip has returned and the body has been
+// closed, however late a wrapping RoundTripper closes it.
+func TestDirectKeepsBodiesUntilClosed(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_, _ = io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	seq := &atomic.Int64{}
+	late := &closeLater{next: http.DefaultTransport, seq: seq, closed: map[string]int64{}}
+	var mu sync.Mutex
+	recycled := map[string]int64{}
+	onRecycle = func(b []byte) {
+		mu.Lock()
+		recycled[string(b)] = seq.Add(1)
+		mu.Unlock()
+	}
+	defer func() { onRecycle = nil }()
+	client := dynamodb.New(dynamodb.Options{
+		Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), Retryer: aws.NopRetryer{},
+		Credentials: credentials.NewStaticCredentialsProvider("k", "s", ""),
+		HTTPClient:  &http.Client{Transport: late},
+	})
+	d := NewDirectSender(client)
+	base := benchBatch()
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 25 {
+				batch := append([]*mapping.Item{{Body: fmt.Appendf(nil, `{"PK":{"S":"w%di%d"}}`, w, i)}}, base[1:]...)
+				_, err := d.Send(context.Background(), "t", batchBody("t", batch))
+				require.NoError(t, err)
+			}
+		}()
+	}
+	wg.Wait()
+	require.Eventually(t, func() bool {
+		late.mu.Lock()
+		defer late.mu.Unlock()
+		mu.Lock()
+		defer mu.Unlock()
+		return len(late.closed) == 100 && len(recycled) >= 100
+	}, 5*time.Second, 10*time.Millisecond)
+	for body, closedAt := range late.closed {
+		at, ok := recycled[body]
+		require.True(t, ok, "a closed body was never recycled")
+		require.Greater(t, at, closedAt, "a body was recycled before the RoundTripper closed it")
+	}
 }
