@@ -18,7 +18,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -70,7 +69,7 @@ type Options struct {
 }
 
 // DefaultPendingBytes is the default Options.MaxPendingBytes.
-const DefaultPendingBytes = 32 << 20
+const DefaultPendingBytes = 16 << 20
 
 // pendingOverhead is what an item waiting for its file keeps alive besides
 // what its JSON line stands for (its source row's values): its share of
@@ -91,12 +90,16 @@ type Sink struct {
 	// writer commits the open files because pending reached the bound.
 	pending  atomic.Int64
 	rotating atomic.Bool
+	// lastItems and lastKeys size the next file's waitlist: the item count
+	// and key bytes of the last file committed.
+	lastItems, lastKeys atomic.Int64
 
 	// commitMu orders commits against checkpoint snapshots: a file joins
 	// files, and its items are acknowledged, under it.
 	commitMu  sync.Mutex
 	files     []File
 	unsettled []unsettled
+	pruneAt   int
 	skip      map[string]bool
 
 	// committing holds the commits under way, for Flush to wait on.
@@ -152,9 +155,15 @@ type encoder struct {
 	pending []byte
 	ends    []int32
 	order   []int32
-	gz      *gzip.Writer
-	buf     *bufio.Writer
+	// stage gathers shuffled lines into writes of stageBytes: a gzip write
+	// per line of 200 bytes costs more in calls and CRC set-up than the
+	// copy.
+	stage []byte
+	gz    *gzip.Writer
+	buf   *bufio.Writer
 }
+
+const stageBytes = 64 << 10
 
 type countWriter struct{ n int64 }
 
@@ -313,6 +322,7 @@ func (s *Sink) open() (*openFile, error) {
 	f := &openFile{name: name, path: path, fh: fh, sum: sha256.New(), done: make(chan struct{}),
 		rng: rand.New(rand.NewPCG(rand.Uint64(), uint64(n)))}
 	f.enc = s.encoder(io.MultiWriter(fh, f.sum, &f.size))
+	f.wait.reserve(int(s.lastItems.Load()), int(s.lastKeys.Load()))
 	return f, nil
 }
 
@@ -351,16 +361,34 @@ func (f *openFile) drain() error {
 		order = append(order, int32(i))
 	}
 	f.rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	if e.stage == nil {
+		e.stage = make([]byte, 0, stageBytes)
+	}
+	stage := e.stage[:0]
 	for _, i := range order {
 		start := int32(0)
 		if i > 0 {
 			start = e.ends[i-1]
 		}
-		if _, err := e.gz.Write(e.pending[start:e.ends[i]]); err != nil {
-			return fmt.Errorf("writing %s: %w", f.path, err)
+		line := e.pending[start:e.ends[i]]
+		if len(stage)+len(line) > cap(stage) {
+			if _, err := e.gz.Write(stage); err != nil {
+				return fmt.Errorf("writing %s: %w", f.path, err)
+			}
+			stage = stage[:0]
+			if len(line) > cap(stage) {
+				if _, err := e.gz.Write(line); err != nil {
+					return fmt.Errorf("writing %s: %w", f.path, err)
+				}
+				continue
+			}
 		}
+		stage = append(stage, line...)
 	}
-	e.order = order[:0]
+	if _, err := e.gz.Write(stage); err != nil {
+		return fmt.Errorf("writing %s: %w", f.path, err)
+	}
+	e.order, e.stage = order[:0], stage[:0]
 	e.pending, e.ends = e.pending[:0], e.ends[:0]
 	return nil
 }
@@ -419,6 +447,8 @@ func (s *Sink) commit(ctx context.Context, f *openFile) (err error) {
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
 	n := f.wait.len()
+	s.lastItems.Store(int64(n))
+	s.lastKeys.Store(int64(len(f.wait.keys)))
 	s.files = append(s.files, File{Name: f.name, Items: int64(n), Bytes: f.bytes, Size: f.size.n, SHA256: hex.EncodeToString(f.sum.Sum(nil))})
 	s.items.Add(int64(n))
 	s.bytes.Add(f.bytes)
@@ -427,11 +457,33 @@ func (s *Sink) commit(ctx context.Context, f *openFile) (err error) {
 }
 
 // track remembers a durable item whose row a resumed run would read again.
-// Called under commitMu.
+// Called under commitMu. Its key points into its file's waitlist, which
+// is never reused. The list is pruned of rows the checkpoint has passed
+// whenever it has doubled since the last pruning, not only at each
+// snapshot: a remembered item keeps its row alive, and the files of one
+// rotation, committed one after the other, settle each other's rows
+// within moments.
 func (s *Sink) track(it *mapping.Item) {
 	if c, ok := it.Origin.(sink.Checkpointed); ok && !c.Checkpointed() {
-		s.unsettled = append(s.unsettled, unsettled{key: strings.Clone(it.Key), origin: c})
+		if len(s.unsettled) >= s.pruneAt {
+			s.prune()
+		}
+		s.unsettled = append(s.unsettled, unsettled{key: it.Key, origin: c})
 	}
+}
+
+// prune drops the remembered items whose rows are behind the checkpoint.
+// Called under commitMu.
+func (s *Sink) prune() {
+	kept := s.unsettled[:0]
+	for _, u := range s.unsettled {
+		if !u.origin.Checkpointed() {
+			kept = append(kept, u)
+		}
+	}
+	clear(s.unsettled[len(kept):])
+	s.unsettled = kept
+	s.pruneAt = max(2*len(kept), 4096)
 }
 
 // Flush implements sink.Sink: every open file is committed, and commits
@@ -490,14 +542,7 @@ func (s *Sink) Files() []File {
 // state, held still until release.
 func (s *Sink) Snapshot() (json.RawMessage, func()) {
 	s.commitMu.Lock()
-	kept := s.unsettled[:0]
-	for _, u := range s.unsettled {
-		if !u.origin.Checkpointed() {
-			kept = append(kept, u)
-		}
-	}
-	clear(s.unsettled[len(kept):])
-	s.unsettled = kept
+	s.prune()
 	st := State{Files: s.files, Next: s.seq.Load()}
 	for _, u := range s.unsettled {
 		st.Unsettled = append(st.Unsettled, u.key)

@@ -39,6 +39,14 @@ type ackRun struct {
 // ackChunk is how many items one call to Results.Acked gets.
 const ackChunk = 256
 
+// reserve gives an empty waitlist room for about n items of keyBytes
+// bytes of keys, the size of the previous file, so that it does not grow
+// by copying.
+func (w *waitlist) reserve(n, keyBytes int) {
+	w.items = make([]waiting, 0, n+n/8)
+	w.keys = make([]byte, 0, keyBytes+keyBytes/8)
+}
+
 func (w *waitlist) add(batch []*mapping.Item, res sink.Results) {
 	for _, it := range batch {
 		w.keys = append(w.keys, it.Key...)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"time"
 
@@ -39,7 +40,7 @@ Load the files with 'dynafold table import --from <same URL>'.`,
 	f.String("spool-dir", "", "local directory for files before upload to S3 (default: the system temporary directory)")
 	f.Int64("file-size", 256<<20, "close a file once it holds this many bytes of uncompressed JSON")
 	f.Int("concurrency", 4, "shards read at once")
-	f.Int("writers", 4, "files written at once")
+	f.Int("writers", 4, "items handed to the files at once; files are written (encoded and compressed) one per writer, up to one per CPU")
 	f.Int("page-size", 2000, "rows per keyset page")
 	f.Int64("max-pending-bytes", export.DefaultPendingBytes, "memory for items in files not yet durable (their JSON plus a share of their rows); at this the open files are committed, so it bounds memory and how small files get")
 	f.Int64("max-in-flight", 50_000, "source rows read but not yet in a durable file; files are closed early when the run waits on them, so this bounds both memory and how small files get")
@@ -175,7 +176,12 @@ func (a *app) runExport(cmd *cobra.Command, _ []string) (err error) {
 	if err := prepareDestination(ctx, dest, saved, a.v.GetBool("restart")); err != nil {
 		return err
 	}
-	out := export.New(dest, saved, export.Options{Lanes: writers, FileBytes: a.v.GetInt64("file-size"), MaxPendingBytes: a.v.GetInt64("max-pending-bytes"), Prefix: rep.RunID})
+	// One open file per writer, up to one per CPU: compression is what a
+	// lane parallelizes, and every lane's file is committed at each
+	// rotation, so more lanes than CPUs only make more, smaller files for
+	// the same memory.
+	lanes := min(writers, runtime.GOMAXPROCS(0))
+	out := export.New(dest, saved, export.Options{Lanes: lanes, FileBytes: a.v.GetInt64("file-size"), MaxPendingBytes: a.v.GetInt64("max-pending-bytes"), Prefix: rep.RunID})
 	defer out.Close()
 	store.Attach(out.Snapshot)
 
