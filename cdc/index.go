@@ -42,8 +42,25 @@ func openIndex(path string) (*rowIndex, error) {
 
 func (ix *rowIndex) Close() error { return ix.db.Close() }
 
-// Sync makes every committed change durable.
-func (ix *rowIndex) Sync() error { return ix.db.Sync() }
+// Sync makes every committed change durable, then lets go of the pages of
+// the file this process has read. bbolt reads through a shared, read-only
+// mapping of the whole file (it writes with pwrite), and every page a
+// lookup touched stays in the process's resident set: an initial load of
+// 5 million rows grows the file to 544 MiB and sync's peak RSS to 396 MiB,
+// although its anonymous memory stays near 110 MiB. The pages are the kernel's page
+// cache either way; dropping them from the mapping (they are read back
+// from the cache on the next touch) keeps the resident set to what the
+// process holds. The mapping is read inside a read transaction, which
+// holds bbolt's mmap lock, so it cannot be remapped meanwhile.
+func (ix *rowIndex) Sync() error {
+	if err := ix.db.Sync(); err != nil {
+		return err
+	}
+	return ix.db.View(func(tx *bolt.Tx) error {
+		releaseMapping(ix.db.Info().Data, uintptr(tx.Size()))
+		return nil
+	})
+}
 
 // update runs fn in one write transaction.
 func (ix *rowIndex) update(fn func(*indexTx) error) error {

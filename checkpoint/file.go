@@ -75,6 +75,8 @@ type Saved struct {
 	Updated  time.Time
 	// Rows is rows acknowledged over every run of it.
 	Rows int64
+	// Sink is the sink state saved with it (the files of an export).
+	Sink json.RawMessage
 }
 
 // Saved returns what the checkpoint file held when Open read it, or nil
@@ -134,7 +136,7 @@ func (f *FileStore) Open(_ context.Context, meta Meta, force bool) (bool, error)
 	now := f.now().UTC()
 	f.saved = nil
 	if saved != nil {
-		f.saved = &Saved{Meta: saved.Meta, Complete: saved.Complete, Started: saved.Started, Updated: saved.Updated}
+		f.saved = &Saved{Meta: saved.Meta, Complete: saved.Complete, Started: saved.Started, Updated: saved.Updated, Sink: saved.Sink}
 		for _, sh := range saved.Shards {
 			f.saved.Rows += sh.Rows
 		}

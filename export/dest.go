@@ -29,6 +29,9 @@ type Destination interface {
 	// is there.
 	PutManifest(ctx context.Context, data []byte) error
 	ManifestExists(ctx context.Context) (bool, error)
+	// ReadManifest returns the manifest, or nil without error when there
+	// is none.
+	ReadManifest(ctx context.Context) ([]byte, error)
 	// RemoveManifest deletes the manifest (absent is no error).
 	RemoveManifest(ctx context.Context) error
 	// String names the destination for messages and the checkpoint.
@@ -151,6 +154,19 @@ func (d *Dir) RemoveManifest(context.Context) error {
 		return err
 	}
 	return nil
+}
+
+func (d *Dir) ReadManifest(context.Context) ([]byte, error) {
+	data, err := os.ReadFile(filepath.Join(d.root, ManifestName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return data, err
+}
+
+// ManifestURL names the manifest of dest, for messages.
+func ManifestURL(dest Destination) string {
+	return strings.TrimSuffix(dest.String(), "/") + "/" + ManifestName
 }
 
 func (d *Dir) ManifestExists(context.Context) (bool, error) {

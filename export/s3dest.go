@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -89,6 +90,19 @@ func (d *S3) PutManifest(ctx context.Context, data []byte) error {
 func (d *S3) RemoveManifest(ctx context.Context) error {
 	_, err := d.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(d.bucket), Key: aws.String(d.prefix + ManifestName)})
 	return err
+}
+
+func (d *S3) ReadManifest(ctx context.Context) ([]byte, error) {
+	out, err := d.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(d.bucket), Key: aws.String(d.prefix + ManifestName)})
+	var nk *types.NoSuchKey
+	if errors.As(err, &nk) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the manifest of %s: %w", d, err)
+	}
+	defer out.Body.Close()
+	return io.ReadAll(out.Body)
 }
 
 func (d *S3) ManifestExists(ctx context.Context) (bool, error) {

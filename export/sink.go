@@ -8,7 +8,6 @@ package export
 
 import (
 	"bufio"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -22,6 +21,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/klauspost/compress/gzip"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/dynafold/dynafold/mapping"
@@ -55,13 +55,28 @@ type Options struct {
 	Lanes int
 	// FileBytes closes a file once this much uncompressed JSON is in it.
 	FileBytes int64
+	// MaxPendingBytes bounds the memory held for items in files not yet
+	// durable (default DefaultPendingBytes): an item counts its JSON line
+	// plus pendingOverhead. Once the open files hold this much, they are
+	// all committed (see rotate), and their items acknowledged and freed.
+	MaxPendingBytes int64
 	// Prefix starts every file name (the run id), so that runs never
 	// collide.
 	Prefix string
 	// ShuffleBytes is the block of lines shuffled before they go into the
-	// file (default 4 MiB): see openFile.pending.
+	// file (default 1 MiB): see encoder.pending.
 	ShuffleBytes int
 }
+
+// DefaultPendingBytes is the default Options.MaxPendingBytes.
+const DefaultPendingBytes = 16 << 20
+
+// pendingOverhead is what an item waiting for its file keeps alive besides
+// what its JSON line stands for (its source row's values): its share of
+// the row's ticket in the pipeline, its key and its record in the file's
+// waitlist. Measured on the portfolio design (about 200 bytes of JSON an
+// item): 32 MiB of pending items held about 40 MiB of heap.
+const pendingOverhead = 256
 
 // Sink writes items into files of Destination.
 type Sink struct {
@@ -70,17 +85,30 @@ type Sink struct {
 	lanes []*lane
 	next  atomic.Uint64
 	seq   atomic.Int64
+	// pending is the Options.MaxPendingBytes measure of the items in open
+	// files (not those of files being committed); rotating is set while a
+	// writer commits the open files because pending reached the bound.
+	pending  atomic.Int64
+	rotating atomic.Bool
+	// lastItems and lastKeys size the next file's waitlist: the item count
+	// and key bytes of the last file committed.
+	lastItems, lastKeys atomic.Int64
 
 	// commitMu orders commits against checkpoint snapshots: a file joins
 	// files, and its items are acknowledged, under it.
 	commitMu  sync.Mutex
 	files     []File
 	unsettled []unsettled
+	pruneAt   int
 	skip      map[string]bool
 
 	// committing holds the commits under way, for Flush to wait on.
 	cmu        sync.Mutex
 	committing map[*openFile]struct{}
+
+	// encoders are idle encoders, reused by the next file.
+	emu      sync.Mutex
+	encoders []*encoder
 
 	items, bytes atomic.Int64
 }
@@ -95,31 +123,47 @@ type lane struct {
 	f  *openFile
 }
 
-// openFile is a file being written: spool, gzip stream, hash, and the
-// items it holds with where to acknowledge them.
+// openFile is a file being written: spool, encoder, hash, and the items
+// it holds with where to acknowledge them.
 type openFile struct {
 	name  string
 	path  string
 	fh    *os.File
-	buf   *bufio.Writer
-	gz    *gzip.Writer
+	enc   *encoder
 	sum   hash.Hash
 	size  countWriter
 	bytes int64
-	items []*mapping.Item
-	res   []sink.Results
-	// pending holds encoded lines (ends: where each stops) until a block
-	// is full; the block goes into the file in random order. Items arrive
-	// in the order the shards are read, interleaved only over the
-	// pipeline's window, and ImportTable loads a file from start to end:
-	// AWS's guidance is to randomize sorted input so that consecutive
-	// writes do not roll through the key space together.
-	pending []byte
-	ends    []int
+	// pending is the file's share of Sink.pending.
+	pending int64
+	wait    waitlist
 	rng     *rand.Rand
 	done    chan struct{}
 	err     error
 }
+
+// encoder turns a file's lines into its bytes. It is reused from file to
+// file: a gzip writer's tables, the shuffle block and the write buffer are
+// allocated once per lane, not once per file.
+//
+// pending holds encoded lines (ends: where each stops) until a block is
+// full; the block goes into the gzip stream in random order. Items arrive
+// in the order the shards are read, interleaved only over the pipeline's
+// window, and ImportTable loads a file from start to end: AWS's guidance
+// is to randomize sorted input so that consecutive writes do not roll
+// through the key space together.
+type encoder struct {
+	pending []byte
+	ends    []int32
+	order   []int32
+	// stage gathers shuffled lines into writes of stageBytes: a gzip write
+	// per line of 200 bytes costs more in calls and CRC set-up than the
+	// copy.
+	stage []byte
+	gz    *gzip.Writer
+	buf   *bufio.Writer
+}
+
+const stageBytes = 64 << 10
 
 type countWriter struct{ n int64 }
 
@@ -135,8 +179,11 @@ func New(dest Destination, saved *State, o Options) *Sink {
 	if o.FileBytes <= 0 {
 		o.FileBytes = 256 << 20
 	}
+	if o.MaxPendingBytes <= 0 {
+		o.MaxPendingBytes = DefaultPendingBytes
+	}
 	if o.ShuffleBytes <= 0 {
-		o.ShuffleBytes = 4 << 20
+		o.ShuffleBytes = 1 << 20
 	}
 	s := &Sink{dest: dest, opts: o, skip: map[string]bool{}, committing: map[*openFile]struct{}{}}
 	for range o.Lanes {
@@ -176,19 +223,23 @@ func (s *Sink) Write(ctx context.Context, batch []*mapping.Item, res sink.Result
 		ln.f = f
 	}
 	f := ln.f
+	e := f.enc
+	added := int64(0)
 	for _, it := range batch {
-		start := len(f.pending)
-		f.pending = AppendItemLine(f.pending, it)
-		f.ends = append(f.ends, len(f.pending))
-		f.bytes += int64(len(f.pending) - start)
+		start := len(e.pending)
+		e.pending = AppendItemLine(e.pending, it)
+		e.ends = append(e.ends, int32(len(e.pending)))
+		n := int64(len(e.pending) - start)
+		f.bytes += n
+		added += n + pendingOverhead
 		// Encoded: the attributes are not needed again (the pipeline
-		// reads only Key, Origin and the split fields after Write), and
-		// dropping them is what lets many rows wait for their file.
+		// reads only Key, Origin and the split fields after Write).
 		it.Attrs, it.Body = nil, nil
-		f.items = append(f.items, it)
-		f.res = append(f.res, res)
 	}
-	if len(f.pending) >= s.opts.ShuffleBytes {
+	f.wait.add(batch, res)
+	f.pending += added
+	total := s.pending.Add(added)
+	if len(e.pending) >= s.opts.ShuffleBytes {
 		if err := f.drain(); err != nil {
 			ln.mu.Unlock()
 			return err
@@ -201,9 +252,38 @@ func (s *Sink) Write(ctx context.Context, batch []*mapping.Item, res sink.Result
 	}
 	ln.mu.Unlock()
 	if full != nil {
-		return s.commit(ctx, full)
+		if err := s.commit(ctx, full); err != nil {
+			return err
+		}
+	}
+	if total >= s.opts.MaxPendingBytes && s.rotating.CompareAndSwap(false, true) {
+		defer s.rotating.Store(false)
+		return s.rotate(ctx)
 	}
 	return nil
+}
+
+// rotate commits every open file, in parallel; new files open behind it.
+// All of them, not the fullest: a shard's checkpoint moves past a row only
+// once every row before it is durable, and rows are spread over every
+// lane, so a file left open would hold the positions back (and keep the
+// items of the committed files as unsettled).
+func (s *Sink) rotate(ctx context.Context) error {
+	var taken []*openFile
+	for _, ln := range s.lanes {
+		ln.mu.Lock()
+		if ln.f != nil {
+			taken = append(taken, ln.f)
+			s.startCommit(ln.f)
+			ln.f = nil
+		}
+		ln.mu.Unlock()
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	for _, f := range taken {
+		g.Go(func() error { return s.commit(gctx, f) })
+	}
+	return g.Wait()
 }
 
 // skipDurable acknowledges the items a resumed run finds in a durable file
@@ -241,32 +321,82 @@ func (s *Sink) open() (*openFile, error) {
 	}
 	f := &openFile{name: name, path: path, fh: fh, sum: sha256.New(), done: make(chan struct{}),
 		rng: rand.New(rand.NewPCG(rand.Uint64(), uint64(n)))}
-	f.buf = bufio.NewWriterSize(io.MultiWriter(fh, f.sum, &f.size), 256<<10)
-	f.gz, _ = gzip.NewWriterLevel(f.buf, gzip.BestSpeed)
+	f.enc = s.encoder(io.MultiWriter(fh, f.sum, &f.size))
+	f.wait.reserve(int(s.lastItems.Load()), int(s.lastKeys.Load()))
 	return f, nil
+}
+
+// encoder returns an idle encoder, or a new one, writing to w.
+func (s *Sink) encoder(w io.Writer) *encoder {
+	s.emu.Lock()
+	var e *encoder
+	if n := len(s.encoders); n > 0 {
+		e, s.encoders = s.encoders[n-1], s.encoders[:n-1]
+	}
+	s.emu.Unlock()
+	if e == nil {
+		e = &encoder{buf: bufio.NewWriterSize(w, 64<<10)}
+		e.gz, _ = gzip.NewWriterLevel(e.buf, gzip.BestSpeed)
+		return e
+	}
+	e.buf.Reset(w)
+	e.gz.Reset(e.buf)
+	return e
+}
+
+// release hands an encoder back once its file is written.
+func (s *Sink) release(e *encoder) {
+	e.buf.Reset(nil)
+	e.pending, e.ends = e.pending[:0], e.ends[:0]
+	s.emu.Lock()
+	s.encoders = append(s.encoders, e)
+	s.emu.Unlock()
 }
 
 // drain writes the pending lines into the gzip stream in a random order.
 func (f *openFile) drain() error {
-	order := make([]int, len(f.ends))
-	for i := range order {
-		order[i] = i
+	e := f.enc
+	order := e.order[:0]
+	for i := range e.ends {
+		order = append(order, int32(i))
 	}
 	f.rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-	for _, i := range order {
-		start := 0
-		if i > 0 {
-			start = f.ends[i-1]
-		}
-		if _, err := f.gz.Write(f.pending[start:f.ends[i]]); err != nil {
-			return fmt.Errorf("writing %s: %w", f.path, err)
-		}
+	if e.stage == nil {
+		e.stage = make([]byte, 0, stageBytes)
 	}
-	f.pending, f.ends = f.pending[:0], f.ends[:0]
+	stage := e.stage[:0]
+	for _, i := range order {
+		start := int32(0)
+		if i > 0 {
+			start = e.ends[i-1]
+		}
+		line := e.pending[start:e.ends[i]]
+		if len(stage)+len(line) > cap(stage) {
+			if _, err := e.gz.Write(stage); err != nil {
+				return fmt.Errorf("writing %s: %w", f.path, err)
+			}
+			stage = stage[:0]
+			if len(line) > cap(stage) {
+				if _, err := e.gz.Write(line); err != nil {
+					return fmt.Errorf("writing %s: %w", f.path, err)
+				}
+				continue
+			}
+		}
+		stage = append(stage, line...)
+	}
+	if _, err := e.gz.Write(stage); err != nil {
+		return fmt.Errorf("writing %s: %w", f.path, err)
+	}
+	e.order, e.stage = order[:0], stage[:0]
+	e.pending, e.ends = e.pending[:0], e.ends[:0]
 	return nil
 }
 
+// startCommit takes f out of its lane: its items no longer count as
+// pending in open files, and Flush waits for its commit.
 func (s *Sink) startCommit(f *openFile) {
+	s.pending.Add(-f.pending)
 	s.cmu.Lock()
 	s.committing[f] = struct{}{}
 	s.cmu.Unlock()
@@ -282,6 +412,10 @@ func (s *Sink) commit(ctx context.Context, f *openFile) (err error) {
 		delete(s.committing, f)
 		s.cmu.Unlock()
 		close(f.done)
+		if f.enc != nil {
+			s.release(f.enc)
+			f.enc = nil
+		}
 		if err != nil {
 			f.fh.Close()
 			os.Remove(f.path)
@@ -290,12 +424,14 @@ func (s *Sink) commit(ctx context.Context, f *openFile) (err error) {
 	if err := f.drain(); err != nil {
 		return err
 	}
-	if err := f.gz.Close(); err != nil {
+	if err := f.enc.gz.Close(); err != nil {
 		return err
 	}
-	if err := f.buf.Flush(); err != nil {
+	if err := f.enc.buf.Flush(); err != nil {
 		return err
 	}
+	s.release(f.enc)
+	f.enc = nil
 	if err := f.fh.Sync(); err != nil {
 		return err
 	}
@@ -310,30 +446,44 @@ func (s *Sink) commit(ctx context.Context, f *openFile) (err error) {
 	}
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
-	s.files = append(s.files, File{Name: f.name, Items: int64(len(f.items)), Bytes: f.bytes, Size: f.size.n, SHA256: hex.EncodeToString(f.sum.Sum(nil))})
-	s.items.Add(int64(len(f.items)))
+	n := f.wait.len()
+	s.lastItems.Store(int64(n))
+	s.lastKeys.Store(int64(len(f.wait.keys)))
+	s.files = append(s.files, File{Name: f.name, Items: int64(n), Bytes: f.bytes, Size: f.size.n, SHA256: hex.EncodeToString(f.sum.Sum(nil))})
+	s.items.Add(int64(n))
 	s.bytes.Add(f.bytes)
-	// Acknowledge per Results, in runs.
-	start := 0
-	for i := 1; i <= len(f.items); i++ {
-		if i == len(f.items) || f.res[i] != f.res[start] {
-			f.res[start].Acked(f.items[start:i])
-			start = i
-		}
-	}
-	for _, it := range f.items {
-		s.track(it)
-	}
-	f.items, f.res = nil, nil
+	f.wait.ack(s.track)
 	return nil
 }
 
 // track remembers a durable item whose row a resumed run would read again.
-// Called under commitMu.
+// Called under commitMu. Its key points into its file's waitlist, which
+// is never reused. The list is pruned of rows the checkpoint has passed
+// whenever it has doubled since the last pruning, not only at each
+// snapshot: a remembered item keeps its row alive, and the files of one
+// rotation, committed one after the other, settle each other's rows
+// within moments.
 func (s *Sink) track(it *mapping.Item) {
 	if c, ok := it.Origin.(sink.Checkpointed); ok && !c.Checkpointed() {
+		if len(s.unsettled) >= s.pruneAt {
+			s.prune()
+		}
 		s.unsettled = append(s.unsettled, unsettled{key: it.Key, origin: c})
 	}
+}
+
+// prune drops the remembered items whose rows are behind the checkpoint.
+// Called under commitMu.
+func (s *Sink) prune() {
+	kept := s.unsettled[:0]
+	for _, u := range s.unsettled {
+		if !u.origin.Checkpointed() {
+			kept = append(kept, u)
+		}
+	}
+	clear(s.unsettled[len(kept):])
+	s.unsettled = kept
+	s.pruneAt = max(2*len(kept), 4096)
 }
 
 // Flush implements sink.Sink: every open file is committed, and commits
@@ -345,21 +495,7 @@ func (s *Sink) Flush(ctx context.Context) error {
 		wait = append(wait, f)
 	}
 	s.cmu.Unlock()
-	var mine []*openFile
-	for _, ln := range s.lanes {
-		ln.mu.Lock()
-		if ln.f != nil {
-			mine = append(mine, ln.f)
-			s.startCommit(ln.f)
-			ln.f = nil
-		}
-		ln.mu.Unlock()
-	}
-	g, gctx := errgroup.WithContext(ctx)
-	for _, f := range mine {
-		g.Go(func() error { return s.commit(gctx, f) })
-	}
-	err := g.Wait()
+	err := s.rotate(ctx)
 	for _, f := range wait {
 		select {
 		case <-f.done:
@@ -379,6 +515,7 @@ func (s *Sink) Close() error {
 	for _, ln := range s.lanes {
 		ln.mu.Lock()
 		if ln.f != nil {
+			s.pending.Add(-ln.f.pending)
 			ln.f.fh.Close()
 			os.Remove(ln.f.path)
 			ln.f = nil
@@ -405,14 +542,7 @@ func (s *Sink) Files() []File {
 // state, held still until release.
 func (s *Sink) Snapshot() (json.RawMessage, func()) {
 	s.commitMu.Lock()
-	kept := s.unsettled[:0]
-	for _, u := range s.unsettled {
-		if !u.origin.Checkpointed() {
-			kept = append(kept, u)
-		}
-	}
-	clear(s.unsettled[len(kept):])
-	s.unsettled = kept
+	s.prune()
 	st := State{Files: s.files, Next: s.seq.Load()}
 	for _, u := range s.unsettled {
 		st.Unsettled = append(st.Unsettled, u.key)

@@ -14,7 +14,8 @@ import (
 // dedupe detects two rows of a run producing the same item key, which
 // would otherwise overwrite one item with another in silence.
 //
-// Every key goes through a fixed-size Bloom filter. A key the filter has
+// Every key goes through a Bloom filter sized from the run's estimate (see
+// keySet). A key the filter has
 // probably seen is held back, not written. Held keys are settled exactly by
 // reading the source again and listing every row that produces them: two
 // producers are a collision, reported through the error policy with both
@@ -36,8 +37,8 @@ type dedupe struct {
 // early, in one pass.
 const maxHeld = 10000
 
-func newDedupe(bytes int, r *run) *dedupe {
-	return &dedupe{set: newKeySet(bytes), run: r, held: map[string][]*mapping.Item{}}
+func newDedupe(set *keySet, r *run) *dedupe {
+	return &dedupe{set: set, run: r, held: map[string][]*mapping.Item{}}
 }
 
 // filter returns the items of a chunk that may be sent now, holding back

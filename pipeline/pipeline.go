@@ -41,7 +41,9 @@ type Options struct {
 	// Window bounds the items the batcher holds while it gathers enough
 	// partition keys to spread consecutive batches over (default 16384).
 	Window int
-	// DedupeBytes sizes the duplicate-key filter (default 64 MiB).
+	// DedupeBytes sizes the duplicate-key filter's first part (default:
+	// 8 bytes per item the run's estimate expects, between 64 KiB and
+	// 64 MiB; the filter grows past it when the run has more keys).
 	DedupeBytes int
 	// MaxInFlight bounds the source rows, nested child rows included, read
 	// but not yet fully acknowledged (default 25,000): the bound on memory
@@ -113,9 +115,6 @@ func (o *Options) defaults() {
 	}
 	if o.Window <= 0 {
 		o.Window = 16384
-	}
-	if o.DedupeBytes <= 0 {
-		o.DedupeBytes = 64 << 20
 	}
 	if o.MaxInFlight <= 0 {
 		o.MaxInFlight = 25_000
@@ -248,7 +247,11 @@ func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 		return nil, err
 	}
 	defer r.policy.close()
-	r.dedupe = newDedupe(opts.DedupeBytes, r)
+	set := keySetFor(r.keysEstimate())
+	if opts.DedupeBytes > 0 {
+		set = newKeySet(opts.DedupeBytes)
+	}
+	r.dedupe = newDedupe(set, r)
 	r.gates = newSplitGates()
 	if err := job.Store.Flush(ctx); err != nil {
 		return nil, err
@@ -276,6 +279,20 @@ func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 	// A run Stop ended is interrupted, whatever the stages returned.
 	sum.Failed = err != nil && !sum.Interrupted
 	return sum, err
+}
+
+// keysEstimate is how many item keys the run expects: each entity's
+// estimated rows times the items its mapping makes of a row (nested
+// splits can add more), or -1 when some entity's count is unknown.
+func (r *run) keysEstimate() int64 {
+	var n int64
+	for _, er := range r.order {
+		if er.stats.estimate < 0 {
+			return -1
+		}
+		n += er.stats.estimate * int64(max(len(er.plan.Items), 1))
+	}
+	return n
 }
 
 // Rows and items move between stages in chunks, not one by one: a channel

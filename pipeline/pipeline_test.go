@@ -28,6 +28,10 @@ type fakeSnapshot struct {
 	// connection were killed.
 	failEvery int64
 	reads     atomic.Int64
+	// estimate, when set, is what Count answers instead of n; group, when
+	// set, gives the second column instead of id % 37.
+	estimate int64
+	group    func(id int64) int64
 }
 
 func (f *fakeSnapshot) Shards(_ context.Context, _ *source.Query, n int) ([]source.Range, error) {
@@ -35,6 +39,9 @@ func (f *fakeSnapshot) Shards(_ context.Context, _ *source.Query, n int) ([]sour
 }
 
 func (f *fakeSnapshot) Count(context.Context, *source.Query, source.Range, bool) (int64, error) {
+	if f.estimate > 0 {
+		return f.estimate, nil
+	}
 	return f.n, nil
 }
 
@@ -66,7 +73,11 @@ func (f *fakeSnapshot) Read(ctx context.Context, _ *source.Query, r source.Range
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := emit(value.Row{value.IntValue(id), value.IntValue(id % 37)}); err != nil {
+		grp := id % 37
+		if f.group != nil {
+			grp = f.group(id)
+		}
+		if err := emit(value.Row{value.IntValue(id), value.IntValue(grp)}); err != nil {
 			return err
 		}
 	}

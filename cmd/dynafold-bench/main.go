@@ -11,6 +11,10 @@
 //   - the no-op endpoint simulating a provisioned table of 5,000 WCU with
 //     DynamoDB's 1,000 WCU per-partition limit.
 //
+// The export scenario exports each size to a directory and to an s3rver of
+// its own, and sets each export's CPU per item beside the migrate's of the
+// same size.
+//
 // The incremental scenario migrates the portfolio dataset with change
 // columns into dynalite, changes 0.1% of its rows and runs migrate
 // --incremental, reporting wall time and source rows read against the

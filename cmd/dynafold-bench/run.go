@@ -53,7 +53,10 @@ type scenario struct {
 	ItemsPerSec float64 `json:"items_per_second"`
 	CPUPerM     float64 `json:"cpu_seconds_per_million_items"`
 	PeakRSSMB   float64 `json:"peak_rss_mb"`
-	Note        string  `json:"note,omitempty"`
+	// ServerCPUPerM is the CPU the server written to (s3rver) spent, per
+	// million items, when the benchmark measures it.
+	ServerCPUPerM float64 `json:"server_cpu_seconds_per_million_items,omitempty"`
+	Note          string  `json:"note,omitempty"`
 }
 
 type results struct {
@@ -68,6 +71,9 @@ type results struct {
 	Faults   []faultLine        `json:"faults,omitempty"`
 	// Incremental is the incremental scenario's runs.
 	Incremental *incrementalFigures `json:"incremental,omitempty"`
+	// ExportCPURatio is, per export line, its CPU per item over that of
+	// the migrate of the same size into the no-op endpoint.
+	ExportCPURatio map[string]float64 `json:"export_cpu_ratio_to_migrate,omitempty"`
 }
 
 func runCommand() *cobra.Command {
@@ -116,7 +122,7 @@ func runCommand() *cobra.Command {
 	f.IntVar(&o.readers, "concurrency", 4, "dynafold --concurrency")
 	f.StringVar(&o.out, "out", "bench-results", "directory for the JSON results")
 	f.StringVar(&scenarios, "scenarios", strings.Join(scenarioNames, ","),
-		"scenarios to run: noop (the ceiling and the --sizes runs), alleycat, dynalite, budget, faults, incremental, export (the first --sizes dataset to a directory and to s3rver)")
+		"scenarios to run: noop (the ceiling and the --sizes runs), alleycat, dynalite, budget, faults, incremental, export (each --sizes dataset to a directory and to s3rver)")
 	f.IntVar(&o.faultItems, "fault-items", 100_000, "items to migrate into dynalite through the fault proxy, once per fault mix")
 	f.IntVar(&o.faultRepeat, "fault-repeat", 1, "runs of each fault mix; the table shows the median")
 	f.IntVar(&o.noopRepeat, "noop-repeat", 1, "rounds of the ceiling and the first --sizes run, taken in turn; the table and ratios show the medians")
@@ -177,6 +183,7 @@ func run(ctx context.Context, o options) error {
 			return err
 		}
 		res.Scenarios = append(res.Scenarios, lines...)
+		res.ExportCPURatio = exportRatios(res.Scenarios)
 	}
 	if o.scenarios["faults"] {
 		lines, err := faultRun(ctx, o, work, dynafold, config)
@@ -519,6 +526,14 @@ func print(r *results) {
 	}
 	if r.CPURatio > 0 {
 		fmt.Printf("dynafold CPU per item / ceiling's: %.2f\n", r.CPURatio)
+	}
+	names := make([]string, 0, len(r.ExportCPURatio))
+	for n := range r.ExportCPURatio {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		fmt.Printf("%s: CPU per item / migrate's (same size): %.2f\n", n, r.ExportCPURatio[n])
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -38,9 +40,10 @@ Load the files with 'dynafold table import --from <same URL>'.`,
 	f.String("spool-dir", "", "local directory for files before upload to S3 (default: the system temporary directory)")
 	f.Int64("file-size", 256<<20, "close a file once it holds this many bytes of uncompressed JSON")
 	f.Int("concurrency", 4, "shards read at once")
-	f.Int("writers", 4, "files written at once")
+	f.Int("writers", 4, "items handed to the files at once; files are written (encoded and compressed) one per writer, up to one per CPU")
 	f.Int("page-size", 2000, "rows per keyset page")
-	f.Int64("max-in-flight", 100_000, "source rows read but not yet in a durable file; files are closed early when the run waits on them, so this bounds both memory and how small files get")
+	f.Int64("max-pending-bytes", export.DefaultPendingBytes, "memory for items in files not yet durable (their JSON plus a share of their rows); at this the open files are committed, so it bounds memory and how small files get")
+	f.Int64("max-in-flight", 50_000, "source rows read but not yet in a durable file; files are closed early when the run waits on them, so this bounds both memory and how small files get")
 	f.String("checkpoint", "", "checkpoint file (default .dynafold/<table>.export.checkpoint.json)")
 	f.Duration("checkpoint-every", time.Second, "how often the checkpoint is saved (each save is one small file write)")
 	f.Bool("restart", false, "discard the checkpoint and the destination's files, and start over")
@@ -151,6 +154,18 @@ func (a *app) runExport(cmd *cobra.Command, _ []string) (err error) {
 	if err != nil {
 		return err
 	}
+	if !resumed && !a.v.GetBool("restart") {
+		m, err := finishedExport(ctx, dest, store.Saved(), fingerprint)
+		if err != nil {
+			return err
+		}
+		if m != nil {
+			rep.Checkpoint = ckptPath
+			fmt.Fprintf(a.console, "dynafold: the export to %s is already complete (run %s: %s items in %s files, finished %s); manifest %s. Nothing was written; --restart exports again\n",
+				dest, m.RunID, pipeline.Thousands(m.Items), pipeline.Thousands(int64(len(m.Files))), m.Finished.Format(time.RFC3339), export.ManifestURL(dest))
+			return nil
+		}
+	}
 	var saved *export.State
 	if resumed && store.SinkState() != nil {
 		saved = &export.State{}
@@ -161,7 +176,12 @@ func (a *app) runExport(cmd *cobra.Command, _ []string) (err error) {
 	if err := prepareDestination(ctx, dest, saved, a.v.GetBool("restart")); err != nil {
 		return err
 	}
-	out := export.New(dest, saved, export.Options{Lanes: writers, FileBytes: a.v.GetInt64("file-size"), Prefix: rep.RunID})
+	// One open file per writer, up to one per CPU: compression is what a
+	// lane parallelizes, and every lane's file is committed at each
+	// rotation, so more lanes than CPUs only make more, smaller files for
+	// the same memory.
+	lanes := min(writers, runtime.GOMAXPROCS(0))
+	out := export.New(dest, saved, export.Options{Lanes: lanes, FileBytes: a.v.GetInt64("file-size"), MaxPendingBytes: a.v.GetInt64("max-pending-bytes"), Prefix: rep.RunID})
 	defer out.Close()
 	store.Attach(out.Snapshot)
 
@@ -223,8 +243,53 @@ func (a *app) checkExportFlags(readers, writers int) error {
 		return fmt.Errorf("--max-in-flight must be at least 1, not %d", a.v.GetInt64("max-in-flight"))
 	case a.v.GetInt64("file-size") < 1<<20:
 		return fmt.Errorf("--file-size must be at least 1 MiB, not %d", a.v.GetInt64("file-size"))
+	case a.v.GetInt64("max-pending-bytes") < 1<<20:
+		return fmt.Errorf("--max-pending-bytes must be at least 1 MiB, not %d", a.v.GetInt64("max-pending-bytes"))
 	}
 	return a.checkRunFlags(readers, writers)
+}
+
+// finishedExport returns the manifest of the export the checkpoint records
+// as complete when a rerun has nothing to do: the checkpoint's fingerprint
+// is this run's (the same mapping, source and destination), and the
+// destination holds exactly that export, its manifest written by the
+// checkpoint's run and listing the files the checkpoint counts, with no
+// other data file beside them. Otherwise it returns nil, and the run goes
+// on as a new export (which refuses a destination holding files).
+func finishedExport(ctx context.Context, dest export.Destination, saved *checkpoint.Saved, fingerprint string) (*manifest, error) {
+	if saved == nil || !saved.Complete || saved.Meta.Fingerprint != fingerprint || saved.Sink == nil {
+		return nil, nil
+	}
+	var st export.State
+	if err := json.Unmarshal(saved.Sink, &st); err != nil {
+		return nil, nil
+	}
+	data, err := dest.ReadManifest(ctx)
+	if err != nil || data == nil {
+		return nil, err
+	}
+	var m manifest
+	if err := json.Unmarshal(data, &m); err != nil || m.RunID != saved.Meta.RunID {
+		return nil, nil
+	}
+	names, err := dest.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var counted, listed []string
+	for _, f := range st.Files {
+		counted = append(counted, f.Name)
+	}
+	for _, f := range m.Files {
+		listed = append(listed, f.Name)
+	}
+	slices.Sort(names)
+	slices.Sort(counted)
+	slices.Sort(listed)
+	if !slices.Equal(counted, listed) || !slices.Equal(counted, names) {
+		return nil, nil
+	}
+	return &m, nil
 }
 
 // prepareDestination makes the destination hold exactly the files the
