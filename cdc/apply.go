@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -59,7 +61,10 @@ type round struct {
 	// owners maps each item key the round has put to the row that put it,
 	// across the round's slices: a key one row puts is never deleted as
 	// another row's old key, and two rows putting one key is an error.
-	owners map[string]string
+	// Both are kept as 128-bit hashes: a round that fans out to hundreds
+	// of thousands of rows keeps a tenth of the memory its keys' text
+	// would take (and a collision, at 2^-128 a pair, is never expected).
+	owners map[hash128]hash128
 }
 
 // apply re-derives every row the round's changes touch and writes the
@@ -117,14 +122,16 @@ func (r *round) apply(ctx context.Context) error {
 	// round's position is confirmed only after the last. The next slice
 	// is read while the last is written: the reads need only the
 	// snapshot, and the writes, with the row index, stay in order.
-	r.owners = map[string]string{}
+	r.owners = map[hash128]hash128{}
 	r.readTime += time.Since(started)
 	g, gctx := errgroup.WithContext(ctx)
 	ready := make(chan []*derived, 1)
 	g.Go(func() error {
 		defer close(ready)
 		for _, ep := range r.e.plan.Entities {
-			for slice := range slices.Chunk(ordered(aff[ep]), writeSlice) {
+			keys := ordered(aff[ep])
+			delete(aff, ep) // the ordered keys are all that is needed now
+			for slice := range slices.Chunk(keys, writeSlice) {
 				started := time.Now()
 				rows, err := r.derive(gctx, rd, ep, slice)
 				if err != nil {
@@ -150,6 +157,27 @@ func (r *round) apply(ctx context.Context) error {
 		return nil
 	})
 	return g.Wait()
+}
+
+// hash128 identifies an item key or a row in a round's owners.
+type hash128 [2]uint64
+
+// ownerSeeds are the two seeds of hashOf, chosen once per process.
+var ownerSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+
+// hashOf is a 128-bit hash of parts, each ended by a zero byte.
+func hashOf(parts ...string) hash128 {
+	var out hash128
+	for i, seed := range ownerSeeds {
+		var h maphash.Hash
+		h.SetSeed(seed)
+		for _, p := range parts {
+			h.WriteString(p)
+			h.WriteByte(0)
+		}
+		out[i] = h.Sum64()
+	}
+	return out
 }
 
 // writeSlice is how many re-derived rows are written at a time.
@@ -240,22 +268,31 @@ func (r *round) write(ctx context.Context, rows []*derived) error {
 		return fmt.Errorf("reading the row index: %w", err)
 	}
 	puts := map[string]*mapping.Item{}
+	putBy := map[string]*derived{}
 	for _, d := range rows {
-		id := d.id()
+		id := hashOf(d.entity.Name, string(d.key))
 		for i := range d.items {
 			it := &d.items[i]
-			if prev, dup := r.owners[it.Key]; dup && prev != id {
-				return fmt.Errorf("two rows produce the item key %s: %q and %q (the mapping's keys are not unique for the source as it is now)",
-					it.KeyText(), prev, id)
+			k := hashOf(it.Key)
+			if prev, dup := r.owners[k]; dup && prev != id {
+				// The other row is named when it is in this slice; one of
+				// an earlier slice is known only by its hash.
+				other := "another row re-derived in the same round"
+				if p := putBy[it.Key]; p != nil {
+					other = strconv.Quote(p.id())
+				}
+				return fmt.Errorf("two rows produce the item key %s: %s and %q (the mapping's keys are not unique for the source as it is now)",
+					it.KeyText(), other, d.id())
 			}
-			r.owners[it.Key] = id
+			r.owners[k] = id
 			puts[it.Key] = it
+			putBy[it.Key] = d
 		}
 	}
 	dels := map[string]bool{}
 	for _, d := range rows {
 		for _, k := range d.old {
-			if _, put := r.owners[k]; !put {
+			if _, put := r.owners[hashOf(k)]; !put {
 				dels[k] = true
 			}
 		}
