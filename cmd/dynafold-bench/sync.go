@@ -81,11 +81,16 @@ type lagResult struct {
 	TargetRate   int     `json:"target_changes_per_second"`
 	AchievedRate float64 `json:"committed_changes_per_second"`
 	Seconds      int     `json:"seconds"`
-	Samples      int     `json:"samples"`
-	MaxLag       float64 `json:"max_lag_seconds"`
-	P50Lag       float64 `json:"p50_lag_seconds"`
-	MaxLagBytes  int64   `json:"max_lag_bytes"`
-	Applied      int64   `json:"changes_applied"`
+	// Samples are sync's rounds; their lag is from the commit of a
+	// round's last change to DynamoDB acknowledging the round.
+	Samples int     `json:"rounds"`
+	MaxLag  float64 `json:"max_lag_seconds"`
+	P50Lag  float64 `json:"p50_lag_seconds"`
+	P99Lag  float64 `json:"p99_lag_seconds"`
+	// ReportedMaxLag is the largest lag sync itself reported.
+	ReportedMaxLag float64 `json:"reported_max_lag_seconds"`
+	MaxLagBytes    int64   `json:"max_lag_bytes"`
+	Applied        int64   `json:"changes_applied"`
 }
 
 func syncBenchCommand() *cobra.Command {
@@ -106,7 +111,7 @@ func syncBenchCommand() *cobra.Command {
 	f.IntVar(&o.fanoutPortfolios, "fanout-portfolios", 10_000, "portfolios of the fan-out dataset (61 items each); renames go round them")
 	f.IntVar(&o.bigTxnRows, "big-txn-rows", 1_000_000, "rows inserted by the one transaction of the large-transaction run (0 to skip)")
 	f.IntVar(&o.lagRate, "lag-rate", 10_000, "single-row transactions per second committed in the lag run")
-	f.IntVar(&o.lagConns, "lag-conns", 4, "sessions committing in the lag run")
+	f.IntVar(&o.lagConns, "lag-conns", 8, "sessions committing in the lag run")
 	f.IntVar(&o.lagSeconds, "lag-seconds", 30, "length of the lag run")
 	f.IntVar(&o.writers, "writers", 8, "dynafold --writers")
 	f.IntVar(&o.reconnects, "reconnects", 5, "source outages in the reconnect run (0 to skip)")
@@ -179,49 +184,11 @@ func syncBenchOne(ctx context.Context, o syncOptions, db syncDB, work, endpoint 
 	}
 	res.Scenarios = append(res.Scenarios, *sc)
 
-	// Fan-out: each transaction renames a portfolio whose name every one
-	// of its 10 servers and 50 databases copies: 61 items per change.
-	fan, err := db.create(ctx, "bench_sync_fanout", o.fanoutPortfolios, 10, 5)
-	if err != nil {
-		return err
-	}
-	fd := &syncRun{o: o, db: db, dynafold: dynafold, config: config, endpoint: endpoint, dsn: fan, table: "bench_sync_fanout_" + db.short(), work: work}
-	if err := fd.prepare(ctx); err != nil {
-		return err
-	}
-	if err := db.fanoutBacklog(ctx, fan, o.fanoutChanges, o.fanoutPortfolios); err != nil {
-		return err
-	}
-	sc, err = fd.catchUp(ctx, prefix+"fan-out changes (61 items each) → no-op", "")
-	if err != nil {
-		return err
-	}
-	res.Scenarios = append(res.Scenarios, *sc)
-
-	// One large transaction: sync receives it in pieces, so its memory
-	// is that of a piece, not of the transaction.
-	var runs = []*syncRun{sd, fd}
-	if o.bigTxnRows > 0 {
-		big, err := db.create(ctx, "bench_sync_bigtxn", 1000, 10, 5)
-		if err != nil {
-			return err
-		}
-		bd := &syncRun{o: o, db: db, dynafold: dynafold, config: config, endpoint: endpoint, dsn: big, table: "bench_sync_bigtxn_" + db.short(), work: work}
-		if err := bd.prepare(ctx); err != nil {
-			return err
-		}
-		if err := db.bigTxn(ctx, big, o.bigTxnRows, 1000); err != nil {
-			return err
-		}
-		sc, err := bd.catchUp(ctx, fmt.Sprintf("%sone transaction of %d rows → no-op", prefix, o.bigTxnRows), "")
-		if err != nil {
-			return err
-		}
-		res.Scenarios = append(res.Scenarios, *sc)
-		runs = append(runs, bd)
-	}
-
+	runs := []*syncRun{sd}
 	if o.lagSeconds > 0 {
+		if err := db.settle(ctx, single); err != nil {
+			return err
+		}
 		lag, err := sd.lag(ctx)
 		if err != nil {
 			return err
@@ -259,6 +226,54 @@ func syncBenchOne(ctx context.Context, o syncOptions, db syncDB, work, endpoint 
 		}
 		res.Reconnect = append(res.Reconnect, rc)
 	}
+	// The fan-out and large-transaction runs come after the lag run: the
+	// vacuum of what they rewrite writes WAL that a logical walsender
+	// reads too.
+	// Fan-out: each transaction renames a portfolio whose name every one
+	// of its 10 servers and 50 databases copies: 61 items per change.
+	fan, err := db.create(ctx, "bench_sync_fanout", o.fanoutPortfolios, 10, 5)
+	if err != nil {
+		return err
+	}
+	fd := &syncRun{o: o, db: db, dynafold: dynafold, config: config, endpoint: endpoint, dsn: fan, table: "bench_sync_fanout_" + db.short(), work: work}
+	if err := fd.prepare(ctx); err != nil {
+		return err
+	}
+	if err := db.fanoutBacklog(ctx, fan, o.fanoutChanges, o.fanoutPortfolios); err != nil {
+		return err
+	}
+	sc, err = fd.catchUp(ctx, prefix+"fan-out changes (61 items each) → no-op", "")
+	if err != nil {
+		return err
+	}
+	res.Scenarios = append(res.Scenarios, *sc)
+	runs = append(runs, fd)
+
+	// One large transaction: sync receives it in pieces, so its memory
+	// is that of a piece, not of the transaction. It runs last: the
+	// vacuum of a million new rows writes WAL that every logical
+	// walsender of the server then reads, which would show as lag in the
+	// runs after it.
+	if o.bigTxnRows > 0 {
+		big, err := db.create(ctx, "bench_sync_bigtxn", 1000, 10, 5)
+		if err != nil {
+			return err
+		}
+		bd := &syncRun{o: o, db: db, dynafold: dynafold, config: config, endpoint: endpoint, dsn: big, table: "bench_sync_bigtxn_" + db.short(), work: work}
+		if err := bd.prepare(ctx); err != nil {
+			return err
+		}
+		if err := db.bigTxn(ctx, big, o.bigTxnRows, 1000); err != nil {
+			return err
+		}
+		sc, err := bd.catchUp(ctx, fmt.Sprintf("%sone transaction of %d rows → no-op", prefix, o.bigTxnRows), "")
+		if err != nil {
+			return err
+		}
+		res.Scenarios = append(res.Scenarios, *sc)
+		runs = append(runs, bd)
+	}
+
 	// Drop the slots: a forgotten one keeps WAL on the server.
 	for _, r := range runs {
 		if _, err := runMeasured(ctx, nil, dynafold, "sync", "cleanup", "--config", r.config, "--endpoint", r.endpoint,
@@ -326,7 +341,14 @@ func (r *syncRun) catchUp(ctx context.Context, name, note string, extra ...strin
 }
 
 // lag streams while --lag-conns sessions commit single-row transactions at
-// the target rate, and reads sync's lag from its status line each second.
+// the target rate, and measures the lag end to end: sync's debug log says
+// when each round was applied (DynamoDB acknowledged it) and how many
+// changes it held; the k-th change applied is the k-th commit made (sync
+// applies in commit order, and every move changes its row), so a round's
+// lag is its end minus the moment its last change was committed. Sync's
+// own lag figure is read too, from its status line once a second: it
+// counts from the oldest change sync has received, so it cannot see a
+// backlog still on the server.
 func (r *syncRun) lag(ctx context.Context) (*lagResult, error) {
 	logPath := filepath.Join(r.work, "lag.log")
 	logf, err := os.Create(logPath)
@@ -334,7 +356,7 @@ func (r *syncRun) lag(ctx context.Context) (*lagResult, error) {
 		return nil, err
 	}
 	defer logf.Close()
-	cmd := exec.CommandContext(ctx, r.dynafold, append([]string{"sync", "--progress", "json", "--status-every", "1s"}, r.flags()...)...)
+	cmd := exec.CommandContext(ctx, r.dynafold, append([]string{"sync", "--progress", "json", "--status-every", "1s", "--log-level", "debug"}, r.flags()...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -356,6 +378,7 @@ func (r *syncRun) lag(ctx context.Context) (*lagResult, error) {
 	total := r.o.lagRate * r.o.lagSeconds
 	g, gctx := errgroup.WithContext(ctx)
 	from := time.Now()
+	committed := make([][]time.Time, conns)
 	for c := range conns {
 		move, closeDB, err := r.db.mover(ctx, r.dsn)
 		if err != nil {
@@ -370,11 +393,14 @@ func (r *syncRun) lag(ctx context.Context) (*lagResult, error) {
 					time.Sleep(d)
 				}
 				// Sessions move databases of distinct portfolios (i mod
-				// portfolios), so that they never wait on each other's rows.
+				// portfolios), so that they never wait on each other's
+				// rows; every pass moves each to another server (the
+				// rows start on server 2), so every commit is a change.
 				p := 1 + i%r.o.portfolios
-				if err := move(gctx, fmt.Sprintf("Srv%dn%d", p, 1+(i/r.o.portfolios+1)%3), fmt.Sprintf("Db%dn2d1", p)); err != nil {
+				if err := move(gctx, fmt.Sprintf("Srv%dn%d", p, 1+(i/r.o.portfolios+2)%3), fmt.Sprintf("Db%dn2d1", p)); err != nil {
 					return err
 				}
+				committed[c] = append(committed[c], time.Now())
 			}
 			return nil
 		})
@@ -382,48 +408,84 @@ func (r *syncRun) lag(ctx context.Context) (*lagResult, error) {
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	n := total
-	committed := time.Since(from).Seconds()
-	time.Sleep(3 * time.Second)
+	elapsed := time.Since(from).Seconds()
+	var commits []time.Time
+	for _, c := range committed {
+		commits = append(commits, c...)
+	}
+	sort.Slice(commits, func(i, j int) bool { return commits[i].Before(commits[j]) })
+	// Let sync apply the rest, then stop it.
+	deadline := time.Now().Add(time.Minute)
+	for applied(logPath) < int64(total) && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+	}
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	_ = cmd.Wait()
 
-	res := &lagResult{TargetRate: r.o.lagRate, AchievedRate: float64(n) / committed, Seconds: r.o.lagSeconds}
+	res := &lagResult{TargetRate: r.o.lagRate, AchievedRate: float64(total) / elapsed, Seconds: r.o.lagSeconds}
 	f, err := os.Open(logPath)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var lags []float64
+	var lags, reported []float64
+	var n int64
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
-		var st struct {
-			Event string    `json:"event"`
-			Time  time.Time `json:"time"`
-			Lag   float64   `json:"lag_seconds"`
-			Bytes int64     `json:"lag_bytes"`
-			Run   struct {
-				Changes int64 `json:"changes"`
-			} `json:"this_run"`
+		var ev struct {
+			Event   string    `json:"event"`
+			Msg     string    `json:"msg"`
+			Time    time.Time `json:"time"`
+			Changes int64     `json:"changes"`
+			Lag     float64   `json:"lag_seconds"`
+			Bytes   int64     `json:"lag_bytes"`
 		}
-		if json.Unmarshal(sc.Bytes(), &st) != nil || st.Event != "sync_status" {
+		if json.Unmarshal(sc.Bytes(), &ev) != nil {
 			continue
 		}
-		res.Applied = max(res.Applied, st.Run.Changes)
-		if st.Time.Before(from) || st.Time.After(from.Add(time.Duration(committed*float64(time.Second)))) {
-			continue
+		switch {
+		case ev.Msg == "round applied":
+			n += ev.Changes
+			if n >= 1 && n <= int64(len(commits)) {
+				lags = append(lags, max(ev.Time.Sub(commits[n-1]).Seconds(), 0))
+			}
+		case ev.Event == "sync_status" && !ev.Time.Before(from) && ev.Time.Before(from.Add(time.Duration(elapsed*float64(time.Second)))):
+			reported = append(reported, ev.Lag)
+			res.MaxLagBytes = max(res.MaxLagBytes, ev.Bytes)
 		}
-		lags = append(lags, st.Lag)
-		res.MaxLagBytes = max(res.MaxLagBytes, st.Bytes)
 	}
+	res.Applied = n
 	sort.Float64s(lags)
+	sort.Float64s(reported)
 	res.Samples = len(lags)
 	if len(lags) > 0 {
 		res.MaxLag = lags[len(lags)-1]
 		res.P50Lag = lags[len(lags)/2]
+		res.P99Lag = lags[len(lags)*99/100]
+	}
+	if len(reported) > 0 {
+		res.ReportedMaxLag = reported[len(reported)-1]
 	}
 	return res, nil
+}
+
+// applied sums the changes of the rounds in a sync debug log.
+func applied(logPath string) int64 {
+	b, _ := os.ReadFile(logPath)
+	var n int64
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.Contains(line, `"round applied"`) {
+			continue
+		}
+		var ev struct {
+			Changes int64 `json:"changes"`
+		}
+		if json.Unmarshal([]byte(line), &ev) == nil {
+			n += ev.Changes
+		}
+	}
+	return n
 }
 
 func printSync(r *syncResults) {
@@ -434,8 +496,8 @@ func printSync(r *syncResults) {
 	}
 	tw.Flush()
 	for _, l := range r.Lag {
-		fmt.Printf("%s: lag at %d commits/s (achieved %.0f) for %ds: max %.2fs, median %.2fs over %d samples; max %d bytes of log behind; %d changes applied\n",
-			l.Source, l.TargetRate, l.AchievedRate, l.Seconds, l.MaxLag, l.P50Lag, l.Samples, l.MaxLagBytes, l.Applied)
+		fmt.Printf("%s: lag at %d commits/s (achieved %.0f) for %ds, commit to acknowledged: max %.2fs, p99 %.2fs, median %.2fs over %d rounds (sync reported at most %.2fs); max %d bytes of log behind; %d changes applied\n",
+			l.Source, l.TargetRate, l.AchievedRate, l.Seconds, l.MaxLag, l.P99Lag, l.P50Lag, l.Samples, l.ReportedMaxLag, l.MaxLagBytes, l.Applied)
 	}
 	for _, m := range r.MetricsCPU {
 		fmt.Printf("%s: CPU s per million changes, %d changes a run: metrics on %v (median %.1f), off %v (median %.1f)\n",

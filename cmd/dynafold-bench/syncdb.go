@@ -26,6 +26,9 @@ type syncDB interface {
 	// bigTxn commits one transaction that inserts n databases spread over
 	// the servers of the first portfolios.
 	bigTxn(ctx context.Context, dsn string, n, portfolios int) error
+	// settle vacuums what the backlog left (PostgreSQL), so that no
+	// autovacuum writes WAL during a measurement that follows.
+	settle(ctx context.Context, dsn string) error
 	// mover opens a session that commits one move per call.
 	mover(ctx context.Context, dsn string) (func(ctx context.Context, server, db string) error, func(), error)
 }
@@ -113,6 +116,10 @@ END LOOP; END $$`, n, portfolios))
 
 func (b pgBench) bigTxn(ctx context.Context, dsn string, n, portfolios int) error {
 	return b.exec(ctx, dsn, fmt.Sprintf(`INSERT INTO "databases" SELECT 'Big' || g, 'Srv' || (1 + g %% %d) || 'n' || (1 + g %% 10) FROM generate_series(1, %d) g`, portfolios, n))
+}
+
+func (b pgBench) settle(ctx context.Context, dsn string) error {
+	return b.exec(ctx, dsn, "VACUUM ANALYZE")
 }
 
 func (pgBench) mover(ctx context.Context, dsn string) (func(context.Context, string, string) error, func(), error) {
@@ -238,6 +245,8 @@ INSERT INTO "databases" WITH RECURSIVE x(g) AS (SELECT 1 UNION ALL SELECT g + 1 
 SELECT CONCAT('Big', g), CONCAT('Srv', 1 + g %% %[1]d, 'n', 1 + g %% 10) FROM x`, portfolios, n))
 	return err
 }
+
+func (myBench) settle(context.Context, string) error { return nil }
 
 func (b myBench) mover(ctx context.Context, dsn string) (func(context.Context, string, string) error, func(), error) {
 	cfg, err := mysql.ParseDSN(dsn)
