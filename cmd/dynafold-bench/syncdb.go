@@ -198,13 +198,18 @@ func joinArgs(parts []string) string {
 	return out
 }
 
-// backlog runs a procedure that commits one statement per transaction.
-func (b myBench) backlog(ctx context.Context, dsn string, n int, stmt string) error {
+// openDSN opens the database of dsn as open does.
+func (b myBench) openDSN(dsn string) (*sql.DB, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	db, err := b.open(cfg.DBName)
+	return b.open(cfg.DBName)
+}
+
+// backlog runs a procedure that commits one statement per transaction.
+func (b myBench) backlog(ctx context.Context, dsn string, n int, stmt string) error {
+	db, err := b.openDSN(dsn)
 	if err != nil {
 		return err
 	}
@@ -231,11 +236,7 @@ func (b myBench) fanoutBacklog(ctx context.Context, dsn string, n, portfolios in
 }
 
 func (b myBench) bigTxn(ctx context.Context, dsn string, n, portfolios int) error {
-	cfg, err := mysql.ParseDSN(dsn)
-	if err != nil {
-		return err
-	}
-	db, err := b.open(cfg.DBName)
+	db, err := b.openDSN(dsn)
 	if err != nil {
 		return err
 	}
@@ -249,11 +250,7 @@ SELECT CONCAT('Big', g), CONCAT('Srv', 1 + g %% %[1]d, 'n', 1 + g %% 10) FROM x`
 func (myBench) settle(context.Context, string) error { return nil }
 
 func (b myBench) mover(ctx context.Context, dsn string) (func(context.Context, string, string) error, func(), error) {
-	cfg, err := mysql.ParseDSN(dsn)
-	if err != nil {
-		return nil, nil, err
-	}
-	db, err := b.open(cfg.DBName)
+	db, err := b.openDSN(dsn)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"net"
 	"net/url"
 	"testing"
@@ -9,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynafold/dynafold/internal/clitest"
+	"github.com/dynafold/dynafold/internal/tcpproxy"
 	"github.com/dynafold/dynafold/internal/testenv"
 )
 
@@ -37,7 +37,10 @@ func TestInsecureEndpointIsRefused(t *testing.T) {
 	ip := nonLoopbackIP(t)
 	u, err := url.Parse(dynalite)
 	require.NoError(t, err)
-	remote := "http://" + forward(t, net.JoinHostPort(ip, "0"), u.Host)
+	proxy, err := tcpproxy.StartOn(net.JoinHostPort(ip, "0"), u.Host)
+	require.NoError(t, err)
+	t.Cleanup(func() { proxy.Close() })
+	remote := "http://" + proxy.Addr()
 	r = create(remote)
 	require.Equal(t, exitUsage, r.Code, r.Output())
 	require.Contains(t, r.Stderr, "--allow-insecure-endpoint")
@@ -61,31 +64,4 @@ func nonLoopbackIP(t *testing.T) string {
 	}
 	t.Skip("this machine has no IPv4 address other than loopback")
 	return ""
-}
-
-// forward listens on addr and copies each connection to target, until the
-// test ends; it returns the address it listens on.
-func forward(t *testing.T, addr, target string) string {
-	ln, err := net.Listen("tcp", addr)
-	require.NoError(t, err)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				u, err := net.Dial("tcp", target)
-				if err != nil {
-					return
-				}
-				defer u.Close()
-				go func() { _, _ = io.Copy(u, c) }()
-				_, _ = io.Copy(c, u)
-			}()
-		}
-	}()
-	return ln.Addr().String()
 }

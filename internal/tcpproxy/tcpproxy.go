@@ -31,8 +31,12 @@ type Proxy struct {
 }
 
 // Start listens on 127.0.0.1 on a free port and forwards to target.
-func Start(target string) (*Proxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func Start(target string) (*Proxy, error) { return StartOn("127.0.0.1:0", target) }
+
+// StartOn listens on addr (host:port, port 0 for a free one) and forwards
+// to target: a test reaches a loopback server at another address.
+func StartOn(addr, target string) (*Proxy, error) {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
