@@ -19,16 +19,18 @@ func testItem(pk, sk string) *mapping.Item {
 // partition keys instead of writing one collection at a time.
 func TestInterleaveSpreadsPartitionKeys(t *testing.T) {
 	const collections, perCollection = 200, 50
-	in := make(chan []*mapping.Item, 100)
+	// Every item waits in the channel before the batcher starts: with a
+	// producer racing it, a loaded machine let the batcher run ahead of
+	// the rows and emit from a window of a few collections (a flake of
+	// the CI tier under -race, not of the batcher).
+	in := make(chan []*mapping.Item, collections*perCollection)
 	out := make(chan []*mapping.Item, 1000)
-	go func() {
-		for c := 0; c < collections; c++ {
-			for i := 0; i < perCollection; i++ {
-				in <- []*mapping.Item{testItem(fmt.Sprintf("P%03d", c), fmt.Sprintf("S%03d", i))}
-			}
+	for c := 0; c < collections; c++ {
+		for i := 0; i < perCollection; i++ {
+			in <- []*mapping.Item{testItem(fmt.Sprintf("P%03d", c), fmt.Sprintf("S%03d", i))}
 		}
-		close(in)
-	}()
+	}
+	close(in)
 	require.NoError(t, interleave(context.Background(), in, out, 16384, nil))
 	close(out)
 	var batches [][]*mapping.Item

@@ -325,6 +325,10 @@ type closeLater struct {
 type heldBody struct {
 	io.ReadCloser
 	read bytes.Buffer
+	// done is closed when the transport closes the body: it has read
+	// all it will (it may do so after RoundTrip returned).
+	done chan struct{}
+	once sync.Once
 }
 
 func (h *heldBody) Read(p []byte) (int, error) {
@@ -333,15 +337,19 @@ func (h *heldBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (h *heldBody) Close() error { return nil }
+func (h *heldBody) Close() error {
+	h.once.Do(func() { close(h.done) })
+	return nil
+}
 
 func (c *closeLater) RoundTrip(req *http.Request) (*http.Response, error) {
 	orig := req.Body
-	held := &heldBody{ReadCloser: orig}
+	held := &heldBody{ReadCloser: orig, done: make(chan struct{})}
 	inner := req.Clone(req.Context())
 	inner.Body = held
 	resp, err := c.next.RoundTrip(inner)
 	go func() {
+		<-held.done
 		time.Sleep(3 * time.Millisecond)
 		c.mu.Lock()
 		c.closed[held.read.String()] = c.seq.Add(1)
