@@ -48,13 +48,17 @@ type batchSigner struct {
 
 type canonicalHeader struct{ name, value string }
 
-// signingKey is the derived key of one secret, day, region and service,
+// signingKey is the derived key of one secret, day, region and service
+// (the secret known by its SHA-256 only: no raw secret outlives the
+// request that brought it, as in the SDK's cache, which keeps the access
+// key id and the derived key),
 // with HMACs keyed by it: a reset HMAC starts from its saved keyed state
 // instead of hashing the key pads again.
 type signingKey struct {
-	secret, day string
-	key         []byte
-	macs        sync.Pool
+	secretSum [sha256.Size]byte
+	day       string
+	key       []byte
+	macs      sync.Pool
 }
 
 // sum is the HMAC-SHA256 of data under the key, appended to dst.
@@ -200,14 +204,15 @@ func (s *batchSigner) sign(req *http.Request, creds aws.Credentials, payloadHash
 func (s *batchSigner) derive(secret, day string) *signingKey {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.key != nil && s.key.secret == secret && s.key.day == day {
+	sum := sha256.Sum256([]byte(secret))
+	if s.key != nil && s.key.secretSum == sum && s.key.day == day {
 		return s.key
 	}
 	k := hmacSHA256([]byte("AWS4"+secret), day)
 	k = hmacSHA256(k, s.region)
 	k = hmacSHA256(k, s.service)
 	k = hmacSHA256(k, "aws4_request")
-	s.key = &signingKey{secret: secret, day: day, key: k}
+	s.key = &signingKey{secretSum: sum, day: day, key: k}
 	return s.key
 }
 

@@ -123,3 +123,28 @@ func BenchmarkPayloadHash(b *testing.B) {
 		_ = sha256.Sum256(body)
 	}
 }
+
+// TestSignerHoldsNoRawSecret: the signer's cached key is known by the
+// secret's digest, never the secret; a new secret under the same access
+// key id and day is derived again (the SDK's own cache, keyed by access
+// key id and day, would keep signing with the old one).
+func TestSignerHoldsNoRawSecret(t *testing.T) {
+	u, err := url.Parse("https://dynamodb.eu-west-3.amazonaws.com/")
+	require.NoError(t, err)
+	tmpl := http.Header{"Content-Type": {"application/x-amz-json-1.0"}, "X-Amz-Target": {"DynamoDB_20120810.BatchWriteItem"}}
+	bs, ok := newBatchSigner(http.MethodPost, u, tmpl, "dynamodb", "eu-west-3")
+	require.True(t, ok)
+	at := time.Date(2026, 11, 27, 1, 2, 3, 0, time.UTC)
+	hash := hex.EncodeToString(make([]byte, 32))
+	for _, secret := range []string{"first-distinctive-secret", "second-distinctive-secret"} {
+		c := aws.Credentials{AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: secret}
+		got, _ := http.NewRequest(http.MethodPost, u.String(), nil)
+		got.Header = tmpl.Clone()
+		bs.sign(got, c, hash, 0, at)
+		want, _ := http.NewRequest(http.MethodPost, u.String(), nil)
+		want.Header = tmpl.Clone()
+		require.NoError(t, v4.NewSigner().SignHTTP(context.Background(), c, want, hash, "dynamodb", "eu-west-3", at))
+		require.Equal(t, want.Header.Get("Authorization"), got.Header.Get("Authorization"))
+		require.NotContains(t, fmt.Sprintf("%+v %+v", bs, bs.key), secret)
+	}
+}
