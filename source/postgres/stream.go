@@ -62,7 +62,11 @@ func (c *Changes) Stream(ctx context.Context, from source.Position, needs []sour
 	// (object_in_use): wait for the server to release it.
 	for wait := 0; slotInUse(err) && wait < 40 && ctx.Err() == nil; wait++ {
 		conn.Close(context.Background())
-		time.Sleep(250 * time.Millisecond)
+		select {
+		case <-time.After(250 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 		if conn, err = c.replication(ctx); err != nil {
 			return nil, err
 		}
