@@ -2,7 +2,6 @@ package design
 
 import (
 	_ "embed"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -271,12 +270,8 @@ func attributeOrder(it mapping.Item) []string {
 func cellText(av types.AttributeValue) string {
 	var s string
 	switch v := av.(type) {
-	case *types.AttributeValueMemberS:
-		s = v.Value
-	case *types.AttributeValueMemberN:
-		s = v.Value
-	case *types.AttributeValueMemberB:
-		s = base64.StdEncoding.EncodeToString(v.Value)
+	case *types.AttributeValueMemberS, *types.AttributeValueMemberN, *types.AttributeValueMemberB:
+		s = mapping.KeyText(av) // as every report shows a key
 	case *types.AttributeValueMemberBOOL:
 		s = fmt.Sprint(v.Value)
 	default:

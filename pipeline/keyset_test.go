@@ -11,8 +11,6 @@ import (
 
 	"github.com/dynafold/dynafold/checkpoint"
 	"github.com/dynafold/dynafold/mapping"
-	"github.com/dynafold/dynafold/source"
-	"github.com/dynafold/dynafold/value"
 )
 
 // The filter is sized from the estimate, between 64 KiB and 64 MiB for
@@ -92,22 +90,7 @@ func TestKeySetConcurrentSameKeyWhileGrowing(t *testing.T) {
 // smallest filter (8,192 keys), which grows; the one duplicate key, between the
 // first rows and the last, is still caught and names both rows.
 func TestRunCatchesDuplicateAfterTheFilterGrew(t *testing.T) {
-	cfg, err := mapping.Parse([]byte(`
-version: 1
-source: {driver: postgres}
-target: {table: things, key: {pk: PK, sk: SK}}
-entities:
-  thing:
-    from: things
-    key: {pk: "G", sk: "T#${grp}"}
-`))
-	require.NoError(t, err)
-	schema := &mapping.Schema{Tables: map[source.TableRef]*source.Table{{Name: "things"}: {
-		Ref: source.TableRef{Name: "things"}, PrimaryKey: []string{"id"},
-		Columns: []source.Column{{Name: "id", Kind: value.Int}, {Name: "grp", Kind: value.Int}},
-	}}}
-	p, err := mapping.Compile(cfg, schema, mapping.Options{})
-	require.NoError(t, err)
+	p := thingsPlan(t)
 	const rows = 20_000
 	snap := &fakeSnapshot{n: rows, estimate: 10, group: func(id int64) int64 {
 		if id == rows-1 {
@@ -115,7 +98,7 @@ entities:
 		}
 		return id
 	}}
-	_, err = Run(context.Background(), job(p, snap, newFakeSink(1), checkpoint.NewMemoryStore()), Options{Readers: 2, Writers: 2})
+	_, err := Run(context.Background(), job(p, snap, newFakeSink(1), checkpoint.NewMemoryStore()), Options{Readers: 2, Writers: 2})
 	var rerr *mapping.RowError
 	require.ErrorAs(t, err, &rerr)
 	require.Regexp(t, `row id=(3|19999): key collision: item key \("G", "T#3"\) is also produced by entity thing, row id=(3|19999)`, err.Error())

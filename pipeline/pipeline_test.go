@@ -232,9 +232,10 @@ func TestRunStopsAndResumes(t *testing.T) {
 	}
 }
 
-// Two rows producing one key: the filter flags the second, the re-read
-// finds both producers, and the error names both rows.
-func TestRunReportsKeyCollisions(t *testing.T) {
+// thingsPlan maps table things (id, grp) to one item per row keyed by
+// grp: rows of one grp collide.
+func thingsPlan(t *testing.T) *mapping.Plan {
+	t.Helper()
 	cfg, err := mapping.Parse([]byte(`
 version: 1
 source: {driver: postgres}
@@ -251,8 +252,15 @@ entities:
 	}}}
 	p, err := mapping.Compile(cfg, schema, mapping.Options{})
 	require.NoError(t, err)
+	return p
+}
+
+// Two rows producing one key: the filter flags the second, the re-read
+// finds both producers, and the error names both rows.
+func TestRunReportsKeyCollisions(t *testing.T) {
+	p := thingsPlan(t)
 	// ids 0..39 with grp = id % 37: ids 37, 38, 39 collide with 0, 1, 2.
-	_, err = Run(context.Background(), job(p, &fakeSnapshot{n: 40}, newFakeSink(1), checkpoint.NewMemoryStore()), Options{Readers: 1, Writers: 1})
+	_, err := Run(context.Background(), job(p, &fakeSnapshot{n: 40}, newFakeSink(1), checkpoint.NewMemoryStore()), Options{Readers: 1, Writers: 1})
 	var rerr *mapping.RowError
 	require.ErrorAs(t, err, &rerr)
 	require.Contains(t, err.Error(), "key collision: item key (\"G\", \"T#")
