@@ -267,8 +267,12 @@ func (r *round) write(ctx context.Context, rows []*derived) error {
 	}); err != nil {
 		return fmt.Errorf("reading the row index: %w", err)
 	}
-	puts := map[string]*mapping.Item{}
-	putBy := map[string]*derived{}
+	// puts holds each item key's item and the row that puts it.
+	type put struct {
+		it  *mapping.Item
+		row *derived
+	}
+	puts := map[string]put{}
 	for _, d := range rows {
 		id := hashOf(d.entity.Name, string(d.key))
 		for i := range d.items {
@@ -278,15 +282,14 @@ func (r *round) write(ctx context.Context, rows []*derived) error {
 				// The other row is named when it is in this slice; one of
 				// an earlier slice is known only by its hash.
 				other := "another row re-derived in the same round"
-				if p := putBy[it.Key]; p != nil {
-					other = strconv.Quote(p.id())
+				if p, ok := puts[it.Key]; ok {
+					other = strconv.Quote(p.row.id())
 				}
 				return fmt.Errorf("two rows produce the item key %s: %s and %q (the mapping's keys are not unique for the source as it is now)",
 					it.KeyText(), other, d.id())
 			}
 			r.owners[k] = id
-			puts[it.Key] = it
-			putBy[it.Key] = d
+			puts[it.Key] = put{it, d}
 		}
 	}
 	dels := map[string]bool{}
@@ -317,8 +320,8 @@ func (r *round) write(ctx context.Context, rows []*derived) error {
 		return fmt.Errorf("recording write intents in the row index: %w", err)
 	}
 	ops := make([]*mapping.Item, 0, len(puts)+len(dels))
-	for _, it := range puts {
-		ops = append(ops, it)
+	for _, p := range puts {
+		ops = append(ops, p.it)
 	}
 	for k := range dels {
 		ops = append(ops, r.e.plan.Table.DeleteItem(k))
