@@ -117,7 +117,7 @@ elif [ "$TIER" = full ]; then
 		gotest "fuzz-$target" -run='^$' -fuzz="^$target\$" -fuzztime="${DYNAFOLD_FUZZTIME:-60s}" ./sink/ || status=$?
 	done
 	# The sync fuzzer at full size: every design from both engines,
-	# DYNAFOLD_FUZZ_OPS operations each (1,000,000 per engine over the six
+	# DYNAFOLD_FUZZ_OPS operations each (1,000,000 per engine over the seven
 	# designs), sync SIGKILLed 5 times in each run, the source server
 	# restarted 3 times (a server of the run's own) and 5% of its DynamoDB
 	# writes failed by a fault proxy; then one transaction of
@@ -133,7 +133,7 @@ elif [ "$TIER" = full ]; then
 	for engine in postgres mysql; do
 		(
 			"$BIN/dynafold-bench" syncfuzz --bin "$BIN/dynafold" --engine "$engine" --design all \
-				--ops "${DYNAFOLD_FUZZ_OPS:-166667}" --phase-ops 25000 --kills 5 --restarts 3 --hot 10000 --dynamo-faults 0.05 \
+				--ops "${DYNAFOLD_FUZZ_OPS:-142858}" --phase-ops 25000 --kills 5 --restarts 3 --hot 10000 --dynamo-faults 0.05 \
 				--seed "$fuzz_seed" --out "$RESULTS/syncfuzz"
 			"$BIN/dynafold-bench" syncfuzz --bin "$BIN/dynafold" --engine "$engine" --design portfolios \
 				--ops 0 --hot 0 --big-txn "${DYNAFOLD_FUZZ_BIG_TXN:-1000000}" --own-server --seed "$fuzz_seed" --out "$RESULTS/syncfuzz/big"

@@ -31,6 +31,7 @@ var Designs = []Design{
 	{Name: "photos", Config: "configs/photos.yaml", Data: "testdata/photos/%s.sql", Vars: []string{"tenant=7"}},
 	{Name: "products", Config: "configs/products.yaml", Data: "testdata/products/%s.sql"},
 	{Name: "chinook", Config: "configs/chinook.yaml", Data: "testdata/chinook/%s.sql"},
+	{Name: "documents", Config: "testdata/sync/documents.yaml", Data: "testdata/documents/%s.sql"},
 }
 
 // DesignNamed returns the design called name.

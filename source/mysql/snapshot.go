@@ -135,7 +135,9 @@ func decode(b sql.RawBytes, kind value.Kind) (value.Value, error) {
 	case value.Bool:
 		return value.BoolValue(s != "0"), nil
 	case value.Bytes:
-		return value.BytesValue(append([]byte(nil), b...)), nil
+		// Never nil: an empty blob is not NULL, and a nil B is written
+		// {"B":null}, which DynamoDB refuses as an empty AttributeValue.
+		return value.BytesValue(append([]byte{}, b...)), nil
 	case value.JSON:
 		return value.JSONValue(s), nil
 	case value.Date:
