@@ -161,6 +161,13 @@ func (bg *background) stop() error {
 	if bg.exited() {
 		return fmt.Errorf("sync ended on its own (%v):\n%s", bg.err, tail(bg.out.String(), 20))
 	}
+	// A SIGINT before the process has set up its signal handling (a stop
+	// right after a kill's restart) ends it by the signal's default
+	// action, before it ran any code of ours: wait for its first log line,
+	// written after handleSignals.
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(bg.out.String(), `"msg":"sync starting"`) && !bg.exited() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	_ = bg.cmd.Process.Signal(syscall.SIGINT)
 	select {
 	case <-bg.done:
