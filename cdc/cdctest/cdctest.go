@@ -29,8 +29,9 @@ type Subject struct {
 	// Changes returns a new change source on the database. Every one
 	// reads the log as the same reader (PostgreSQL slot, MySQL server_id),
 	// as a sync that is run again does. The suite closes each; the
-	// harness removes what their Prepare left on the server when t ends.
-	Changes func(t *testing.T) cdc.ChangeSource
+	// harness removes what their Prepare left on the server when the
+	// case ends.
+	Changes func() cdc.ChangeSource
 	// FullImages is the statement that makes the log carry the whole
 	// before-image of table's rows (PostgreSQL: REPLICA IDENTITY FULL),
 	// or "" when it always does.
@@ -44,7 +45,11 @@ type Subject struct {
 // the case instead of hanging the run. It is not a performance bound.
 const caseTimeout = time.Minute
 
-// Run runs the suite; open returns a fresh subject for each case.
+// Run runs the suite; open returns a fresh subject for each case. Each
+// case creates the table items (id int PRIMARY KEY, name varchar(20),
+// qty int), streams it with id, name and qty mapped, and writes to it in
+// SQL both engines accept; the statements that differ come from the
+// subject.
 func Run(t *testing.T, open func(t *testing.T) Subject) {
 	for _, c := range []struct {
 		name string
@@ -128,7 +133,7 @@ func (f *fixture) txn(stmts ...string) {
 
 // open returns a new change source, closed when the case ends.
 func (f *fixture) open() cdc.ChangeSource {
-	cs := f.s.Changes(f.t)
+	cs := f.s.Changes()
 	f.t.Cleanup(func() { cs.Close() })
 	return cs
 }

@@ -36,7 +36,7 @@ func TestChangeSourceConformance(t *testing.T) {
 		return cdctest.Subject{
 			DB:     db,
 			Source: src,
-			Changes: func(*testing.T) cdc.ChangeSource {
+			Changes: func() cdc.ChangeSource {
 				return changes{src.NewChanges(serverID)}
 			},
 			FullImages: func(string) string { return "" }, // binlog_row_image = FULL, server-wide

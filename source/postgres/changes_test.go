@@ -40,7 +40,7 @@ func TestChangeSourceConformance(t *testing.T) {
 		return cdctest.Subject{
 			DB:     db,
 			Source: src,
-			Changes: func(*testing.T) cdc.ChangeSource {
+			Changes: func() cdc.ChangeSource {
 				return changes{src.NewChanges(slot, slot)}
 			},
 			FullImages: func(table string) string {
