@@ -302,6 +302,10 @@ func (s *Stream) status(ctx context.Context, reply bool) error {
 	})
 }
 
+// replicaIdentityFlag marks a relation message's column as part of the
+// replica identity, the columns a key tuple carries.
+const replicaIdentityFlag = 1
+
 // relation is a table as pgoutput described it.
 type relation struct {
 	ref  source.TableRef
@@ -346,11 +350,11 @@ func (d *decoder) message(xld pglogrepl.XLogData, txn **source.Txn) ([]source.Ev
 			return []source.Event{{Schema: sc}}, nil
 		}
 	case *pglogrepl.InsertMessage:
-		return d.piece(*txn, d.add(*txn, m.RelationID, source.Insert, nil, m.Tuple))
+		return d.piece(*txn, d.add(*txn, m.RelationID, source.Insert, nil, false, m.Tuple))
 	case *pglogrepl.UpdateMessage:
-		return d.piece(*txn, d.add(*txn, m.RelationID, source.Update, m.OldTuple, m.NewTuple))
+		return d.piece(*txn, d.add(*txn, m.RelationID, source.Update, m.OldTuple, m.OldTupleType == pglogrepl.UpdateMessageTupleTypeKey, m.NewTuple))
 	case *pglogrepl.DeleteMessage:
-		return d.piece(*txn, d.add(*txn, m.RelationID, source.Delete, m.OldTuple, nil))
+		return d.piece(*txn, d.add(*txn, m.RelationID, source.Delete, m.OldTuple, m.OldTupleType == pglogrepl.DeleteMessageTupleTypeKey, nil))
 	case *pglogrepl.TruncateMessage:
 		for _, id := range m.RelationIDs {
 			rel := d.rels[id]
@@ -405,7 +409,9 @@ func (d *decoder) piece(txn *source.Txn, err error) ([]source.Event, error) {
 	return nil, nil
 }
 
-func (d *decoder) add(txn *source.Txn, relID uint32, op source.Op, old, new *pglogrepl.TupleData) error {
+// add appends a change to txn; oldKey says the before-image is the
+// replica identity's key alone (replica identity DEFAULT or USING INDEX).
+func (d *decoder) add(txn *source.Txn, relID uint32, op source.Op, old *pglogrepl.TupleData, oldKey bool, new *pglogrepl.TupleData) error {
 	rel := d.rels[relID]
 	if rel == nil {
 		return fmt.Errorf("pgoutput sent a change for unknown relation %d", relID)
@@ -415,10 +421,10 @@ func (d *decoder) add(txn *source.Txn, relID uint32, op source.Op, old, new *pgl
 	}
 	ch := source.Change{Table: rel.need.Table.Ref, Op: op}
 	var err error
-	if ch.Old, err = d.tuple(rel, old); err != nil {
+	if ch.Old, err = d.tuple(rel, old, oldKey); err != nil {
 		return err
 	}
-	if ch.New, err = d.tuple(rel, new); err != nil {
+	if ch.New, err = d.tuple(rel, new, false); err != nil {
 		return err
 	}
 	txn.Changes = append(txn.Changes, ch)
@@ -426,8 +432,10 @@ func (d *decoder) add(txn *source.Txn, relID uint32, op source.Op, old, new *pgl
 }
 
 // tuple decodes the columns of a tuple that sync may need; columns whose
-// value was not sent (unchanged TOAST) are absent.
-func (d *decoder) tuple(rel *relation, t *pglogrepl.TupleData) (map[string]value.Value, error) {
+// value was not sent (unchanged TOAST) are absent. A key tuple (keyOnly)
+// holds the key columns alone: pgoutput sends its other columns as NULL,
+// which is not their value.
+func (d *decoder) tuple(rel *relation, t *pglogrepl.TupleData, keyOnly bool) (map[string]value.Value, error) {
 	if t == nil {
 		return nil, nil
 	}
@@ -438,7 +446,7 @@ func (d *decoder) tuple(rel *relation, t *pglogrepl.TupleData) (map[string]value
 		}
 		rc := rel.cols[i]
 		c := rel.need.Table.Column(rc.Name)
-		if c == nil {
+		if c == nil || keyOnly && rc.Flags&replicaIdentityFlag == 0 {
 			continue
 		}
 		switch col.DataType {
