@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynafold/dynafold/incremental"
-	"github.com/dynafold/dynafold/mapping"
 	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/verify"
 )
@@ -65,7 +64,12 @@ func (a *app) runIncrementalPreview(cmd *cobra.Command, command string) (err err
 	if ckptPath == "" {
 		ckptPath = filepath.Join(".dynafold", plan.Table.Name+".checkpoint.json")
 	}
-	inc, err := a.beginIncremental(ctx, src, plan, ckptPath, fingerprint, true)
+	if err := incremental.Check(plan, a.v.GetDuration("overlap")); err != nil {
+		return usageError(err)
+	}
+	inc, err := incremental.Begin(ctx, src, plan, incremental.BeginOptions{
+		CheckpointPath: ckptPath, Fingerprint: fingerprint, Overlap: a.v.GetDuration("overlap"), DryRun: true, Logger: a.log,
+	})
 	if err != nil {
 		return err
 	}
@@ -75,15 +79,15 @@ func (a *app) runIncrementalPreview(cmd *cobra.Command, command string) (err err
 	}
 	defer snap.Close()
 
-	res := &incrementalPreview{Full: inc.pending.Full, Since: inc.pending.Since, Watermarks: inc.pending.Watermarks}
+	res := &incrementalPreview{Full: inc.Pending.Full, Since: inc.Pending.Since, Watermarks: inc.Pending.Watermarks}
 	if !res.Full {
-		res.ReadInFull = inc.full
+		res.ReadInFull = inc.ReadInFull
 	}
 	changesOpts := opts
 	changesOpts.NoSweep = !res.Full
-	changes := inc.plan
+	changes := inc.Plan
 	if !res.Full && !a.v.GetBool("no-deletes") {
-		changes = withNestCheck(inc.plan, plan, inc.full)
+		changes = incremental.WithNestCheck(inc.Plan, plan, inc.ReadInFull)
 	}
 	if res.Changes, err = verify.Run(ctx, verify.Input{Plan: changes, Snapshot: snap, Target: client}, changesOpts); err != nil {
 		return fmt.Errorf("comparing the changed rows' items: %w", err)
@@ -98,8 +102,8 @@ func (a *app) runIncrementalPreview(cmd *cobra.Command, command string) (err err
 		// With the last sweep's digests, only the collections whose keys
 		// changed can hold stale items (the run also queries those it
 		// writes, in case their rows changed between its reads).
-		if !inc.resumed {
-			prev, err := incremental.OpenDigests(inc.digestsPath, fingerprint)
+		if !inc.Resumed {
+			prev, err := incremental.OpenDigests(inc.DigestsPath, fingerprint)
 			if err != nil {
 				return err
 			}
@@ -148,27 +152,4 @@ func (a *app) printPreview(res *incrementalPreview) error {
 		fmt.Fprintf(a.stdout, "since %s: %s\n", t, res.Since[t])
 	}
 	return nil
-}
-
-// withNestCheck returns the narrowed plan with each nest-bearing entity
-// read in full, as the run's nest check reads it: the preview then counts
-// the parents a nested child left among the items to write.
-func withNestCheck(narrowed, plan *mapping.Plan, full []string) *mapping.Plan {
-	nb := nestBearing(plan, full)
-	if nb == nil {
-		return narrowed
-	}
-	whole := map[string]*mapping.EntityPlan{}
-	for _, ep := range nb.Entities {
-		whole[ep.Name] = ep
-	}
-	out := *narrowed
-	out.Entities = nil
-	for _, ep := range narrowed.Entities {
-		if w, ok := whole[ep.Name]; ok {
-			ep = w
-		}
-		out.Entities = append(out.Entities, ep)
-	}
-	return &out
 }
