@@ -12,6 +12,7 @@
 // remembers the collections a run wrote. The narrowing of each entity's
 // query to its changed rows is the compiled plan's (mapping.Plan.Changed);
 // the sweep for hard deletes is verify's stale detection, key-only
-// (verify.Options.KeyOnly, verify.Digests). Begin alone gives a preview
-// (diff --incremental) the same bounds without saving anything.
+// (verify.Options.KeyOnly, verify.Digests). RunPreview (diff
+// --incremental) shows what Run would change, within the same bounds
+// (Begin), and writes nothing.
 package incremental

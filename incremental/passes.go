@@ -59,10 +59,10 @@ func nestBearing(plan *mapping.Plan, full []string) *mapping.Plan {
 	return &out
 }
 
-// WithNestCheck returns the narrowed plan with each nest-bearing entity
+// withNestCheck returns the narrowed plan with each nest-bearing entity
 // read in full, as the run's nest check reads it: a preview then counts
 // the parents a nested child left among the items to write.
-func WithNestCheck(narrowed, plan *mapping.Plan, full []string) *mapping.Plan {
+func withNestCheck(narrowed, plan *mapping.Plan, full []string) *mapping.Plan {
 	nb := nestBearing(plan, full)
 	if nb == nil {
 		return narrowed
