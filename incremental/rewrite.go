@@ -43,7 +43,6 @@ type CompareSink struct {
 	api    GetAPI
 	table  string
 	schema *mapping.TableSchema
-	pk, sk string
 	inner  sink.Sink
 	// Backoff and Sleep pace retries of unprocessed keys.
 	backoff sink.Backoff
@@ -57,11 +56,7 @@ var _ sink.Sink = (*CompareSink)(nil)
 // NewCompareSink compares through api with the table of schema and writes
 // the differing items through inner.
 func NewCompareSink(api GetAPI, schema *mapping.TableSchema, inner sink.Sink) *CompareSink {
-	s := &CompareSink{api: api, table: schema.Name, schema: schema, pk: schema.PK.Name, inner: inner, backoff: sink.DefaultBackoff(), sleep: sink.Sleep}
-	if schema.SK != nil {
-		s.sk = schema.SK.Name
-	}
-	return s
+	return &CompareSink{api: api, table: schema.Name, schema: schema, inner: inner, backoff: sink.DefaultBackoff(), sleep: sink.Sleep}
 }
 
 // Write implements sink.Sink.
@@ -116,7 +111,7 @@ func (s *CompareSink) get(ctx context.Context, part []*mapping.Item) (map[string
 		progress := false
 		if err == nil {
 			for _, item := range resp.Responses[s.table] {
-				if k, ok := itemKey(item, s.pk, s.sk); ok {
+				if k, ok := s.schema.ItemKey(item); ok {
 					out[k] = item
 				}
 			}
@@ -137,16 +132,6 @@ func (s *CompareSink) get(ctx context.Context, part []*mapping.Item) (map[string
 		}
 	}
 	return out, nil
-}
-
-// itemKey renders an item's key as mapping.Item.Key does.
-func itemKey(item map[string]types.AttributeValue, pk, sk string) (string, bool) {
-	p, ok := verify.KeyText(item[pk])
-	if !ok || sk == "" {
-		return p, ok
-	}
-	s, ok := verify.KeyText(item[sk])
-	return p + "\x00" + s, ok
 }
 
 // Stats implements sink.Sink: the inner sink's, which counts only the

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/dynafold/dynafold/checkpoint"
+	"github.com/dynafold/dynafold/incremental"
 	"github.com/dynafold/dynafold/mapping"
 	"github.com/dynafold/dynafold/pipeline"
 	"github.com/dynafold/dynafold/sink"
@@ -48,6 +49,10 @@ func exitCode(err error) int {
 	var resumable *pipeline.ResumableError
 	if errors.Is(err, pipeline.ErrInterrupted) || errors.As(err, &resumable) {
 		return exitInterrupted
+	}
+	var rejected *incremental.RejectedError
+	if errors.As(err, &rejected) {
+		return exitRejected
 	}
 	var insecure *sink.InsecureEndpointError
 	if errors.Is(err, checkpoint.ErrMismatch) || errors.As(err, &insecure) {

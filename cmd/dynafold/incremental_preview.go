@@ -8,35 +8,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynafold/dynafold/incremental"
-	"github.com/dynafold/dynafold/mapping"
-	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/verify"
 )
 
-// incrementalPreview is the report of diff --incremental and migrate
-// --incremental --dry-run.
-type incrementalPreview struct {
-	// Full is set when there is no incremental state: the preview is a
-	// full diff.
-	Full  bool              `json:"full"`
-	Since map[string]string `json:"since,omitempty"`
-	// Watermarks are the ones the run would record.
-	Watermarks map[string]string `json:"watermarks"`
-	ReadInFull []string          `json:"entities_read_in_full,omitempty"`
-	// Changes compares the items of the changed rows with the table.
-	Changes *verify.Report `json:"changes"`
-	// Sweep counts the stale items the key sweep would delete (soft- and
-	// hard-deleted rows, moved keys); nil with --no-deletes.
-	Sweep       *verify.Report `json:"sweep,omitempty"`
-	WouldWrite  int64          `json:"items_to_write"`
-	WouldDelete int64          `json:"items_to_delete"`
-}
-
-// runIncrementalPreview shows what migrate --incremental would change and
-// writes nothing: not the table, not the checkpoint, not the state. The
-// items of the changed rows are compared with the table (create, update,
-// unchanged); the key sweep runs without deleting and counts what it would
-// delete. Exit 3 when the run would change something.
+// runIncrementalPreview shows what migrate --incremental would change
+// (incremental.RunPreview) and writes nothing. Exit 3 when the run would
+// change something.
 func (a *app) runIncrementalPreview(cmd *cobra.Command, command string) (err error) {
 	ctx, cancel := a.cancelOnStop(cmd.Context())
 	defer cancel()
@@ -65,53 +42,15 @@ func (a *app) runIncrementalPreview(cmd *cobra.Command, command string) (err err
 	if ckptPath == "" {
 		ckptPath = filepath.Join(".dynafold", plan.Table.Name+".checkpoint.json")
 	}
-	inc, err := a.beginIncremental(ctx, src, plan, ckptPath, fingerprint, true)
+	if err := incremental.Check(plan, a.v.GetDuration("overlap")); err != nil {
+		return usageError(err)
+	}
+	res, err := incremental.RunPreview(ctx, src, plan, client, incremental.PreviewOptions{
+		Begin:   incremental.BeginOptions{CheckpointPath: ckptPath, Fingerprint: fingerprint, Overlap: a.v.GetDuration("overlap"), Logger: a.log},
+		Compare: opts, NoDeletes: a.v.GetBool("no-deletes"),
+	})
 	if err != nil {
 		return err
-	}
-	snap, err := src.Snapshot(ctx, source.SnapshotOptions{Readers: opts.Readers})
-	if err != nil {
-		return err
-	}
-	defer snap.Close()
-
-	res := &incrementalPreview{Full: inc.pending.Full, Since: inc.pending.Since, Watermarks: inc.pending.Watermarks}
-	if !res.Full {
-		res.ReadInFull = inc.full
-	}
-	changesOpts := opts
-	changesOpts.NoSweep = !res.Full
-	changes := inc.plan
-	if !res.Full && !a.v.GetBool("no-deletes") {
-		changes = withNestCheck(inc.plan, plan, inc.full)
-	}
-	if res.Changes, err = verify.Run(ctx, verify.Input{Plan: changes, Snapshot: snap, Target: client}, changesOpts); err != nil {
-		return fmt.Errorf("comparing the changed rows' items: %w", err)
-	}
-	t := res.Changes.Totals
-	res.WouldWrite = t.Create + t.Update
-	if res.Full {
-		res.WouldDelete = t.Stale
-	} else if !a.v.GetBool("no-deletes") {
-		sweepOpts := opts
-		sweepOpts.Mode, sweepOpts.DryRun, sweepOpts.KeyOnly = verify.ModePrune, true, true
-		// With the last sweep's digests, only the collections whose keys
-		// changed can hold stale items (the run also queries those it
-		// writes, in case their rows changed between its reads).
-		if !inc.resumed {
-			prev, err := incremental.OpenDigests(inc.digestsPath, fingerprint)
-			if err != nil {
-				return err
-			}
-			if prev != nil {
-				defer prev.Close()
-				sweepOpts.Digests = &verify.Digests{Previous: prev}
-			}
-		}
-		if res.Sweep, err = verify.Run(ctx, verify.Input{Plan: plan, Snapshot: snap, Target: client}, sweepOpts); err != nil {
-			return fmt.Errorf("sweeping for stale items: %w", err)
-		}
-		res.WouldDelete = res.Sweep.Totals.Stale
 	}
 	rep.Result = res
 	if err := a.printPreview(res); err != nil {
@@ -123,7 +62,7 @@ func (a *app) runIncrementalPreview(cmd *cobra.Command, command string) (err err
 	return nil
 }
 
-func (a *app) printPreview(res *incrementalPreview) error {
+func (a *app) printPreview(res *incremental.Preview) error {
 	if a.v.GetString("output") == "json" {
 		writeJSON(a.stdout, res)
 		return nil
@@ -148,27 +87,4 @@ func (a *app) printPreview(res *incrementalPreview) error {
 		fmt.Fprintf(a.stdout, "since %s: %s\n", t, res.Since[t])
 	}
 	return nil
-}
-
-// withNestCheck returns the narrowed plan with each nest-bearing entity
-// read in full, as the run's nest check reads it: the preview then counts
-// the parents a nested child left among the items to write.
-func withNestCheck(narrowed, plan *mapping.Plan, full []string) *mapping.Plan {
-	nb := nestBearing(plan, full)
-	if nb == nil {
-		return narrowed
-	}
-	whole := map[string]*mapping.EntityPlan{}
-	for _, ep := range nb.Entities {
-		whole[ep.Name] = ep
-	}
-	out := *narrowed
-	out.Entities = nil
-	for _, ep := range narrowed.Entities {
-		if w, ok := whole[ep.Name]; ok {
-			ep = w
-		}
-		out.Entities = append(out.Entities, ep)
-	}
-	return &out
 }

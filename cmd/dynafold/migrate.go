@@ -11,7 +11,6 @@ import (
 	"github.com/dynafold/dynafold/checkpoint"
 	"github.com/dynafold/dynafold/incremental"
 	"github.com/dynafold/dynafold/pipeline"
-	"github.com/dynafold/dynafold/sink"
 	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/source/drivers"
 	"github.com/dynafold/dynafold/verify"
@@ -115,23 +114,13 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	}
 	rejectPath := a.rejectFile(plan.Table.Name)
 
-	// An incremental run reads its watermarks before the snapshot and runs
-	// the narrowed plan under its own checkpoint.
-	var inc *incrementalRun
-	jobPlan, jobFingerprint := plan, fingerprint
 	if a.v.GetBool("incremental") {
-		if inc, err = a.beginIncremental(ctx, src, plan, ckptPath, fingerprint, false); err != nil {
-			return err
-		}
-		jobPlan, jobFingerprint, store = inc.plan, inc.fingerprint, inc.store
-	} else if err := incremental.DiscardDigests(incremental.DigestsFor(incremental.PathFor(ckptPath))); err != nil {
-		// A full run writes without a key sweep: the incremental runs'
-		// collection digests no longer bound what the table holds.
-		return err
+		return a.runIncremental(ctx, rep, src, plan, client, writer, ckptPath, dsn, rejectPath)
 	}
-	var jobSink sink.Sink = writer
-	if inc != nil {
-		jobSink = inc.track(writer, plan.Table)
+	// A full run writes without a key sweep: the incremental runs'
+	// collection digests no longer bound what the table holds.
+	if err := incremental.DiscardDigests(incremental.DigestsFor(incremental.PathFor(ckptPath))); err != nil {
+		return err
 	}
 
 	snap, err := src.Snapshot(ctx, source.SnapshotOptions{Readers: readers})
@@ -147,14 +136,9 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	defer obs.close()
 	progress, restore := a.progress()
 	progress = obs.runProgress(progress, func() float64 { return float64(writer.Stats().Retried) })
-	meta := checkpoint.Meta{Fingerprint: jobFingerprint, Table: plan.Table.Name, Source: dsn.Identity(), RunID: rep.RunID}
-	if inc != nil {
-		if err := a.deleteSoftDeleted(ctx, inc, plan, snap, client, meta); err != nil {
-			return err
-		}
-	}
+	meta := checkpoint.Meta{Fingerprint: fingerprint, Table: plan.Table.Name, Source: dsn.Identity(), RunID: rep.RunID}
 	sum, runErr := pipeline.Run(ctx, pipeline.Job{
-		Plan: jobPlan, Snapshot: snap, Sink: jobSink, Store: store, Force: a.v.GetBool("force"), Meta: meta,
+		Plan: plan, Snapshot: snap, Sink: writer, Store: store, Force: a.v.GetBool("force"), Meta: meta,
 	}, a.runOptions(readers, writers, dsn, rejectPath, progress, func(si pipeline.StartInfo) {
 		if fs, ok := store.(*checkpoint.FileStore); ok {
 			a.announceStart(fs, fs.Path(), si)
@@ -166,10 +150,6 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	}
 	rep.Summary = sum
 	rep.Checkpoint = ckptPath
-	if inc != nil {
-		rep.Checkpoint = inc.storePath
-		return a.endIncremental(ctx, rep, inc, plan, snap, client, sum, meta, runErr)
-	}
 	var pruned *verify.Report
 	if runErr == nil && a.v.GetBool("prune") {
 		pruned, runErr = a.prune(ctx, plan, snap, client, sum, dsn.Identity())

@@ -19,8 +19,6 @@ import (
 	"github.com/dynafold/dynafold/plan"
 	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/source/drivers"
-	"github.com/dynafold/dynafold/source/mysql"
-	"github.com/dynafold/dynafold/source/postgres"
 )
 
 func (a *app) syncCommand() *cobra.Command {
@@ -126,41 +124,6 @@ func (a *app) syncPaths(table string) (state, slot string) {
 	return state, slot
 }
 
-// changeSource opens the source's change log: PostgreSQL's logical
-// replication slot, or MySQL's and MariaDB's binlog read as replica
-// serverID.
-func changeSource(src source.Source, slot string, serverID uint32) (cdc.ChangeSource, error) {
-	switch s := src.(type) {
-	case *postgres.Source:
-		return &pgChanges{s.NewChanges(slot, slot)}, nil
-	case *mysql.Source:
-		return &myChanges{s.NewChanges(serverID)}, nil
-	}
-	return nil, usageError(fmt.Errorf("the %s source has no change log dynafold can read", src.Driver()))
-}
-
-// serverID is --server-id, or the default derived from the table name.
-func (a *app) serverID(table string) uint32 {
-	if id := a.v.GetUint32("server-id"); id != 0 {
-		return id
-	}
-	return mysql.DefaultServerID(table)
-}
-
-// myChanges adapts mysql.Changes to cdc.ChangeSource.
-type myChanges struct{ *mysql.Changes }
-
-func (m *myChanges) Stream(ctx context.Context, from source.Position, needs []source.TableNeed) (cdc.Stream, error) {
-	return m.Changes.Stream(ctx, from, needs)
-}
-
-// pgChanges adapts postgres.Changes to cdc.ChangeSource.
-type pgChanges struct{ *postgres.Changes }
-
-func (p *pgChanges) Stream(ctx context.Context, from source.Position, needs []source.TableNeed) (cdc.Stream, error) {
-	return p.Changes.Stream(ctx, from, needs)
-}
-
 func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 	ctx := cmd.Context()
 	rep := a.newReport("sync")
@@ -197,14 +160,13 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 	if err := cdc.Unsupported(plan, tables); err != nil {
 		return usageError(err)
 	}
-	changes, err := changeSource(src, slot, a.serverID(plan.Table.Name))
+	changes, err := drivers.OpenChangeSource(src, drivers.ChangeOptions{
+		Slot: slot, ServerID: a.v.GetUint32("server-id"), Table: plan.Table.Name, HeartbeatTable: a.v.GetString("heartbeat-table"),
+	})
 	if err != nil {
-		return err
+		return usageError(err)
 	}
 	defer changes.Close()
-	if t := a.v.GetString("heartbeat-table"); t != "" {
-		changes.(interface{ SetHeartbeatTable(string) }).SetHeartbeatTable(t)
-	}
 	probs, err := cdc.Check(ctx, plan, tables, changes)
 	if err != nil {
 		return err
@@ -212,7 +174,7 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 	if len(probs) > 0 {
 		return usageError(problemsError(probs))
 	}
-	if my, ok := changes.(*myChanges); ok {
+	if my, ok := changes.(drivers.Replica); ok {
 		note, err := my.Retention(ctx)
 		if err != nil {
 			return err
@@ -278,7 +240,7 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 		progress.Close()
 	}
 	if sum != nil {
-		if _, ok := changes.(*pgChanges); ok {
+		if _, ok := changes.(drivers.Slotted); ok {
 			sum.Slot = slot
 		}
 		rep.Result = sum
@@ -373,9 +335,9 @@ func (a *app) runSyncCleanup(cmd *cobra.Command, _ []string) (err error) {
 		return err
 	}
 	defer src.Close()
-	changes, err := changeSource(src, slot, 0)
+	changes, err := drivers.OpenChangeSource(src, drivers.ChangeOptions{Slot: slot, Table: table})
 	if err != nil {
-		return err
+		return usageError(err)
 	}
 	dropped, err := changes.Cleanup(ctx)
 	if err != nil {
@@ -390,7 +352,7 @@ func (a *app) runSyncCleanup(cmd *cobra.Command, _ []string) (err error) {
 	}
 	rep.Result = map[string]any{"removed": dropped}
 	if len(dropped) == 0 {
-		if _, ok := changes.(*pgChanges); ok {
+		if _, ok := changes.(drivers.Slotted); ok {
 			fmt.Fprintf(a.stdout, "nothing to clean up for table %s (slot %s)\n", table, slot)
 		} else {
 			fmt.Fprintf(a.stdout, "nothing to clean up for table %s (MySQL keeps no state for sync on the server)\n", table)
@@ -413,7 +375,7 @@ func syncReadiness(ctx context.Context, src source.Source, p *mapping.Plan, tabl
 		slot = slotName(p.Table.Name)
 	}
 	r := &plan.SyncReadiness{Checked: true}
-	changes, err := changeSource(src, slot, mysql.DefaultServerID(p.Table.Name))
+	changes, err := drivers.OpenChangeSource(src, drivers.ChangeOptions{Slot: slot, Table: p.Table.Name})
 	if err != nil {
 		return &plan.SyncReadiness{Note: err.Error()}, nil
 	}

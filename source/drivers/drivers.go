@@ -1,4 +1,5 @@
-// Package drivers opens a source.Source for a DSN, choosing the driver.
+// Package drivers opens a source.Source for a DSN, choosing the driver,
+// and hands out that source's change log for live sync (OpenChangeSource).
 // It lives apart from package source so that the drivers can import
 // source's shared types without a cycle.
 package drivers

@@ -1,0 +1,88 @@
+package drivers
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/dynafold/dynafold/cdc"
+	"github.com/dynafold/dynafold/source"
+	"github.com/dynafold/dynafold/source/mysql"
+	"github.com/dynafold/dynafold/source/postgres"
+)
+
+// ChangeOptions say where a change source reads the log from.
+type ChangeOptions struct {
+	// Slot names PostgreSQL's replication slot and its publication.
+	Slot string
+	// ServerID is the replica server_id MySQL's and MariaDB's binlog is
+	// read as; 0 derives it from Table (mysql.DefaultServerID).
+	ServerID uint32
+	// Table is the DynamoDB table synced, for the default server_id.
+	Table string
+	// HeartbeatTable is the table the change source's heartbeat writes
+	// ("": none; see cdc.Heartbeater).
+	HeartbeatTable string
+}
+
+// Slotted is a change source that reads through a replication slot the
+// server keeps for it (PostgreSQL).
+type Slotted interface {
+	Slot() string
+}
+
+// Replica is a change source that reads the server's log as a replica
+// would (MySQL's and MariaDB's binlog): the server keeps nothing for it,
+// so its log retention bounds how long sync may stop.
+type Replica interface {
+	// ServerID is the replica server_id the log is read as.
+	ServerID() uint32
+	// Retention says, in a sentence for a warning, how long the server
+	// keeps its log.
+	Retention(ctx context.Context) (string, error)
+}
+
+// OpenChangeSource returns the change log of src, a source Open returned,
+// as live sync reads it: PostgreSQL's logical replication slot, or MySQL's
+// and MariaDB's binlog read as a replica. It connects to nothing until it
+// is used; the error is a source without a change log dynafold can read.
+func OpenChangeSource(src source.Source, o ChangeOptions) (cdc.ChangeSource, error) {
+	switch s := src.(type) {
+	case *postgres.Source:
+		c := s.NewChanges(o.Slot, o.Slot)
+		if o.HeartbeatTable != "" {
+			c.SetHeartbeatTable(o.HeartbeatTable)
+		}
+		return &pgChanges{c}, nil
+	case *mysql.Source:
+		id := o.ServerID
+		if id == 0 {
+			id = mysql.DefaultServerID(o.Table)
+		}
+		c := s.NewChanges(id)
+		if o.HeartbeatTable != "" {
+			c.SetHeartbeatTable(o.HeartbeatTable)
+		}
+		return &myChanges{c}, nil
+	}
+	return nil, fmt.Errorf("the %s source has no change log dynafold can read", src.Driver())
+}
+
+// pgChanges adapts postgres.Changes to cdc.ChangeSource: its Stream
+// returns the concrete *postgres.Stream.
+type pgChanges struct{ *postgres.Changes }
+
+func (p *pgChanges) Stream(ctx context.Context, from source.Position, needs []source.TableNeed) (cdc.Stream, error) {
+	return p.Changes.Stream(ctx, from, needs)
+}
+
+// myChanges adapts mysql.Changes to cdc.ChangeSource.
+type myChanges struct{ *mysql.Changes }
+
+func (m *myChanges) Stream(ctx context.Context, from source.Position, needs []source.TableNeed) (cdc.Stream, error) {
+	return m.Changes.Stream(ctx, from, needs)
+}
+
+var (
+	_ Slotted = (*pgChanges)(nil)
+	_ Replica = (*myChanges)(nil)
+)
