@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynafold/dynafold/internal/docexamples"
+	"github.com/dynafold/dynafold/mapping"
 )
 
 // repoRoot is where README.md and docs/ are, seen from this package.
@@ -144,6 +145,31 @@ func TestDocsLinks(t *testing.T) {
 		}
 	}
 	require.Greater(t, n, 20, "relative links found in the docs")
+}
+
+// TestDocsMappings: every whole mapping file shown in the docs (a yaml
+// block that starts with version:) is one dynafold accepts, as far as it
+// can be checked without a database.
+func TestDocsMappings(t *testing.T) {
+	n := 0
+	for _, file := range docFiles(t) {
+		blocks, err := docexamples.Blocks(file, "yaml")
+		require.NoError(t, err)
+		for _, b := range blocks {
+			if !strings.HasPrefix(b.Text, "version:") {
+				continue
+			}
+			n++
+			cfg, err := mapping.Parse([]byte(b.Text))
+			if err == nil {
+				err = mapping.Validate(cfg, mapping.Options{})
+			}
+			if err != nil {
+				t.Errorf("%s:%d: the mapping does not load:\n\t%v", rel(b.File), b.Line, err)
+			}
+		}
+	}
+	require.Greater(t, n, 0, "whole mappings found in the docs")
 }
 
 // TestDocsReadmeIsAFrontDoor keeps README.md short and naming the test

@@ -146,8 +146,9 @@ func TestKubernetesManifests(t *testing.T) {
 	require.Equal(t, m.configMap.Name, mountedFrom, "--config %s is in the mapping's ConfigMap", config)
 	text, ok := m.configMap.Data[filepath.Base(config)]
 	require.True(t, ok, "the ConfigMap has %s", filepath.Base(config))
-	_, err = mapping.Parse([]byte(text))
+	cfg, err := mapping.Parse([]byte(text))
 	require.NoError(t, err, "the ConfigMap's mapping")
+	require.NoError(t, mapping.Validate(cfg, mapping.Options{}), "the ConfigMap's mapping")
 
 	// Ports and probes: --metrics-addr, the container port, the probes and the Service agree.
 	_, port, err := net.SplitHostPort(flags["metrics-addr"])

@@ -361,3 +361,44 @@ func readLines(file string) ([]string, error) {
 	}
 	return lines, sc.Err()
 }
+
+// Block is the text of one fenced block.
+type Block struct {
+	File string
+	Line int // of the block's first line of text
+	Text string
+}
+
+// Blocks returns the fenced blocks of file whose info string is info
+// ("yaml", "json", …).
+func Blocks(file, info string) ([]Block, error) {
+	lines, err := readLines(file)
+	if err != nil {
+		return nil, err
+	}
+	var out []Block
+	var cur *Block
+	inBlock := false
+	for i, line := range lines {
+		trimmed := strings.TrimSpace(line)
+		if strings.HasPrefix(trimmed, "```") {
+			if inBlock {
+				if cur != nil {
+					out = append(out, *cur)
+					cur = nil
+				}
+				inBlock = false
+				continue
+			}
+			inBlock = true
+			if strings.TrimSpace(strings.TrimPrefix(trimmed, "```")) == info {
+				cur = &Block{File: file, Line: i + 2}
+			}
+			continue
+		}
+		if cur != nil {
+			cur.Text += line + "\n"
+		}
+	}
+	return out, nil
+}

@@ -42,6 +42,10 @@ func TestCommandsAndLinks(t *testing.T) {
 	require.Len(t, inline, 1)
 	require.Equal(t, []string{"dynafold", "dump", "--config", "F"}, inline[0].Words)
 
+	blocks, err := Blocks(page, "yaml")
+	require.NoError(t, err)
+	require.Equal(t, []Block{{File: page, Line: 11, Text: "dynafold: not a command\n"}}, blocks)
+
 	links, err := Links(page)
 	require.NoError(t, err)
 	require.Len(t, links, 3)
