@@ -37,7 +37,7 @@ func requireSeries(t *testing.T, names map[string]bool, where, expr string) {
 }
 
 // The alert rules in deploy/ watch series sync serves, with the
-// thresholds the README gives: lag over 60 s for 5 minutes, the source
+// thresholds docs/sync-service.md gives: lag over 60 s for 5 minutes, the source
 // away for 2, retained WAL over 1 GiB.
 func TestAlertRulesUseServedSeries(t *testing.T) {
 	data, err := os.ReadFile("../deploy/prometheus/dynafold-alerts.yaml")

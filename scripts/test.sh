@@ -124,7 +124,7 @@ elif [ "$TIER" = full ]; then
 	# 1,000,000 rows per engine, on a server of its own too (a
 	# transaction open for minutes holds up every replication slot being
 	# created on its server). The engines run side by side. Results go
-	# to $RESULTS/syncfuzz/ (the README cites the last run).
+	# to $RESULTS/syncfuzz/ (docs/sync.md cites the last run).
 	go build -o "$BIN/dynafold-bench" ./cmd/dynafold-bench
 	fuzz_seed="${DYNAFOLD_FUZZ_SEED:-$((RANDOM * 32768 + RANDOM))}"
 	echo "test.sh: syncfuzz seed $fuzz_seed"

@@ -34,6 +34,14 @@ import (
 )
 
 func main() {
+	if err := rootCommand().ExecuteContext(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, "dynafold-bench:", err)
+		os.Exit(1)
+	}
+}
+
+// rootCommand is the command tree (the docs' examples are parsed against it).
+func rootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "dynafold-bench",
 		Short:         "Benchmark dynafold end to end",
@@ -41,8 +49,5 @@ func main() {
 		SilenceErrors: true,
 	}
 	root.AddCommand(runCommand(), genCommand(), ceilingCommand(), syncBenchCommand(), syncFuzzCommand())
-	if err := root.ExecuteContext(context.Background()); err != nil {
-		fmt.Fprintln(os.Stderr, "dynafold-bench:", err)
-		os.Exit(1)
-	}
+	return root
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/dynafold/dynafold/internal/testenv"
 )
 
-// Without driver:, the DSN's form names the driver, as the README says:
+// Without driver:, the DSN's form names the driver, as docs/mapping.md says:
 // a postgres:// URL, a mysql:// URL or user:pw@tcp(host:port)/db, given in
 // the file or with --source-dsn. A DSN whose form names none (key=value)
 // needs driver:.

@@ -77,7 +77,7 @@ func RaceBinary(t testing.TB) string { return race.get(t) }
 
 // RaceBuilt makes t and its subtests run the race-built CLI: the named
 // end-to-end tests where the CLI's concurrency is exercised hardest (see
-// the README's "Tests").
+// docs/development.md, "Tests").
 func RaceBuilt(t testing.TB) {
 	raceTests.Store(t.Name(), true)
 	t.Cleanup(func() { raceTests.Delete(t.Name()) })

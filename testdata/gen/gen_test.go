@@ -100,7 +100,7 @@ func countBy(tb *table, colName string) map[int64]int {
 	return m
 }
 
-// TestDocumentedFacts checks the facts the README documents and other tests
+// TestDocumentedFacts checks the facts docs/examples.md documents and other tests
 // rely on.
 func TestDocumentedFacts(t *testing.T) {
 	photosPerUser := countBy(tableByName(t, "photos", "photos"), "user_id")

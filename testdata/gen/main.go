@@ -1133,8 +1133,8 @@ func cart() *dataset {
 // ---------------------------------------------------------------------------
 // 4. photos: per-user photos (multi-tenancy).
 
-// photoCounts is the number of photos of users 1..20 (documented in the
-// README; tests rely on user 7 having exactly 25).
+// photoCounts is the number of photos of users 1..20 (documented in
+// docs/examples.md; tests rely on user 7 having exactly 25).
 var photoCounts = []int{41, 12, 60, 8, 33, 19, 25, 4, 47, 15, 28, 6, 38, 22, 1, 52, 11, 30, 17, 31}
 
 func photos() *dataset {
@@ -1471,8 +1471,8 @@ func products() *dataset {
 // ---------------------------------------------------------------------------
 // 8. votes: a hot-key workload (write sharding).
 
-// voteCounts is the number of votes for contestants 1..5 (documented in the
-// README).
+// voteCounts is the number of votes for contestants 1..5 (documented in
+// docs/examples.md).
 var voteCounts = []int{310, 420, 800, 290, 180}
 
 func votes() *dataset {

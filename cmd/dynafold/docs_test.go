@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/spf13/viper"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynafold/dynafold/internal/docexamples"
+	"github.com/dynafold/dynafold/mapping"
+)
+
+// repoRoot is where README.md and docs/ are, seen from this package.
+const repoRoot = "../.."
+
+// docFiles returns README.md and docs/*.md, and how to name them in a
+// failure (relative to the repository).
+func docFiles(t *testing.T) []string {
+	t.Helper()
+	files, err := docexamples.Files(repoRoot)
+	require.NoError(t, err)
+	require.Greater(t, len(files), 10, "README.md and the pages under docs/")
+	return files
+}
+
+func rel(file string) string {
+	r, err := filepath.Rel(repoRoot, file)
+	if err != nil {
+		return file
+	}
+	return filepath.ToSlash(r)
+}
+
+// TestDocsExamples holds every `dynafold …` line of a fenced shell block in
+// README.md and docs/*.md to the real command tree: the command must exist
+// and take every flag given, with a value where it needs one, and the
+// number of arguments it accepts. Placeholders (F, NAME, "$VAR") stand as
+// they are; a line that needs nothing outside the repository (--help,
+// version, design --no-source) is also run and must exit 0.
+func TestDocsExamples(t *testing.T) {
+	checked, ran := 0, 0
+	for _, file := range docFiles(t) {
+		cmds, err := docexamples.Commands(file, "dynafold", "bin/dynafold")
+		require.NoError(t, err)
+		inline, err := docexamples.InlineCommands(file, "dynafold")
+		require.NoError(t, err)
+		cmds = append(cmds, inline...)
+		for _, c := range cmds {
+			checked++
+			where := rel(c.File) + ":" + strconv.Itoa(c.Line) + ": " + c.Text
+			a := &app{v: viper.New(), stdout: io.Discard, stderr: io.Discard, console: newConsole(io.Discard)}
+			cmd, err := docexamples.Parse(a.rootCommand(), c.Words[1:])
+			if err != nil {
+				t.Errorf("%s\n\tdoes not parse against the dynafold command tree: %v\n\t(fix the example, or the command if the example is right)", where, err)
+				continue
+			}
+			if args, ok := runnable(t, c.Words[1:], cmd.CommandPath()); ok {
+				ran++
+				var out, errb bytes.Buffer
+				code := execute(context.Background(), args, strings.NewReader(""), &out, &errb)
+				if code != 0 {
+					t.Errorf("%s\n\tran as dynafold %s: exit %d\n\t%s", where, strings.Join(args, " "), code, errb.String())
+				}
+			}
+		}
+	}
+	require.Greater(t, checked, 40, "command examples found in the docs")
+	require.Greater(t, ran, 3, "examples run")
+	t.Logf("%d dynafold examples parsed, %d run", checked, ran)
+}
+
+// runnable says whether an example needs nothing outside the repository,
+// and returns its arguments with the repository's paths made absolute and
+// --out pointed into a temporary directory.
+func runnable(t *testing.T, args []string, path string) ([]string, bool) {
+	if slices.Contains(args, "--help") || slices.Contains(args, "-h") || path == "dynafold version" || slices.Contains(args, "--version") {
+		return args, true
+	}
+	if !strings.HasPrefix(path, "dynafold design") || !slices.Contains(args, "--no-source") {
+		return nil, false
+	}
+	out := slices.Clone(args)
+	for i := 0; i+1 < len(out); i++ {
+		switch out[i] {
+		case "--config", "-c":
+			p := filepath.Join(repoRoot, out[i+1])
+			if _, err := os.Stat(p); err != nil {
+				return nil, false
+			}
+			out[i+1] = p
+		case "--out":
+			out[i+1] = filepath.Join(t.TempDir(), filepath.Base(out[i+1]))
+		}
+	}
+	return out, true
+}
+
+// TestDocsMakeTargets: every `make TARGET` in a fenced block names a
+// target of the Makefile.
+func TestDocsMakeTargets(t *testing.T) {
+	makefile, err := os.ReadFile(filepath.Join(repoRoot, "Makefile"))
+	require.NoError(t, err)
+	targets := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^([a-zA-Z0-9_-]+):`).FindAllStringSubmatch(string(makefile), -1) {
+		targets[m[1]] = true
+	}
+	n := 0
+	for _, file := range docFiles(t) {
+		cmds, err := docexamples.Commands(file, "make")
+		require.NoError(t, err)
+		for _, c := range cmds {
+			n++
+			for _, w := range c.Words[1:] {
+				if !strings.HasPrefix(w, "-") && !strings.Contains(w, "=") && !targets[w] {
+					t.Errorf("%s:%d: %s\n\tthe Makefile has no target %q", rel(c.File), c.Line, c.Text, w)
+				}
+			}
+		}
+	}
+	require.Greater(t, n, 2, "make examples found in the docs")
+}
+
+// TestDocsLinks: every relative link in README.md and docs/*.md names a
+// file that exists, and an anchor, when it has one, that a heading of the
+// target makes.
+func TestDocsLinks(t *testing.T) {
+	n := 0
+	for _, file := range docFiles(t) {
+		links, err := docexamples.Links(file)
+		require.NoError(t, err)
+		for _, l := range links {
+			n++
+			if why := docexamples.CheckLink(l); why != "" {
+				t.Errorf("%s:%d: link (%s): %s", rel(l.File), l.Line, l.Target, why)
+			}
+		}
+	}
+	require.Greater(t, n, 20, "relative links found in the docs")
+}
+
+// TestDocsMappings: every whole mapping file shown in the docs (a yaml
+// block that starts with version:) is one dynafold accepts, as far as it
+// can be checked without a database.
+func TestDocsMappings(t *testing.T) {
+	n := 0
+	for _, file := range docFiles(t) {
+		blocks, err := docexamples.Blocks(file, "yaml")
+		require.NoError(t, err)
+		for _, b := range blocks {
+			if !strings.HasPrefix(b.Text, "version:") {
+				continue
+			}
+			n++
+			cfg, err := mapping.Parse([]byte(b.Text))
+			if err == nil {
+				err = mapping.Validate(cfg, mapping.Options{})
+			}
+			if err != nil {
+				t.Errorf("%s:%d: the mapping does not load:\n\t%v", rel(b.File), b.Line, err)
+			}
+		}
+	}
+	require.Greater(t, n, 0, "whole mappings found in the docs")
+}
+
+// TestDocsReadmeIsAFrontDoor keeps README.md short and naming the test
+// commands CI and scripts rely on: `make test` (the CI tier, what .ci/run
+// runs), `make test-full` and the services script.
+func TestDocsReadmeIsAFrontDoor(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	require.NoError(t, err)
+	lines := bytes.Count(readme, []byte("\n"))
+	require.LessOrEqual(t, lines, 260, "README.md is the front door: move detail to a page under docs/ and link it")
+	for _, want := range []string{"make test ", "make test-full", "scripts/services.sh", "docs/development.md"} {
+		require.Contains(t, string(readme), want)
+	}
+	// Every page under docs/ is listed on the front door: a new page is one line there.
+	docs, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
+	require.NoError(t, err)
+	for _, d := range docs {
+		require.Contains(t, string(readme), "](docs/"+filepath.Base(d)+")", "README.md's \"Where to go next\" should link %s", rel(d))
+	}
+}
