@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"github.com/dynafold/dynafold/metrics"
 	"github.com/dynafold/dynafold/pipeline"
+	"github.com/dynafold/dynafold/retry"
 	"github.com/dynafold/dynafold/sink"
 )
 
@@ -109,11 +109,9 @@ func (e *engine) waitOut(ctx context.Context, side faultSide, err error) error {
 	if g := e.opts.GiveUpAfter; g > 0 && now.Sub(f.since) >= g {
 		return &ResumableError{Err: fmt.Errorf("%s has been unavailable for %s, longer than --give-up-after %s: %w", side, now.Sub(f.since).Round(time.Second), g, err)}
 	}
-	d := reconnectBase << min(f.attempts-1, 5)
-	d = min(d, reconnectMax)
-	// Jitter: between half and all of the delay.
-	d = d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
-	t := time.NewTimer(d)
+	// Between half and all of the delay: never much sooner than it says.
+	backoff := retry.Backoff{Base: reconnectBase, Max: reconnectMax, Rand: retry.EqualJitter}
+	t := time.NewTimer(backoff.Delay(f.attempts - 1))
 	defer t.Stop()
 	for {
 		select {

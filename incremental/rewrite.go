@@ -2,6 +2,7 @@ package incremental
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/retry"
 	"github.com/dynafold/dynafold/sink"
 	"github.com/dynafold/dynafold/verify"
 )
@@ -45,7 +47,7 @@ type CompareSink struct {
 	schema *mapping.TableSchema
 	inner  sink.Sink
 	// Backoff and Sleep pace retries of unprocessed keys.
-	backoff sink.Backoff
+	backoff retry.Backoff
 	sleep   func(context.Context, time.Duration) error
 
 	compared, rewritten atomic.Int64
@@ -56,7 +58,7 @@ var _ sink.Sink = (*CompareSink)(nil)
 // NewCompareSink compares through api with the table of schema and writes
 // the differing items through inner.
 func NewCompareSink(api GetAPI, schema *mapping.TableSchema, inner sink.Sink) *CompareSink {
-	return &CompareSink{api: api, table: schema.Name, schema: schema, inner: inner, backoff: sink.DefaultBackoff(), sleep: sink.Sleep}
+	return &CompareSink{api: api, table: schema.Name, schema: schema, inner: inner, backoff: sink.DefaultBackoff(), sleep: retry.Sleep}
 }
 
 // Write implements sink.Sink.
@@ -100,36 +102,39 @@ func (s *CompareSink) get(ctx context.Context, part []*mapping.Item) (map[string
 		keys = append(keys, s.schema.KeyAttributes(it))
 	}
 	out := make(map[string]map[string]types.AttributeValue, len(part))
-	attempt := 0
-	for len(keys) > 0 {
+	policy := retry.Policy{Attempts: maxGetAttempts, Backoff: s.backoff, Sleep: s.sleep}
+	err := retry.Do(ctx, policy, sink.RetryClass, func(ctx context.Context) (bool, error) {
 		resp, err := s.api.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
 			RequestItems: map[string]types.KeysAndAttributes{s.table: {Keys: keys, ConsistentRead: aws.Bool(true)}},
 		})
-		if err != nil && !sink.Retryable(err) {
-			return nil, fmt.Errorf("reading table %s: %w", s.table, err)
-		}
-		progress := false
-		if err == nil {
-			for _, item := range resp.Responses[s.table] {
-				if k, ok := s.schema.ItemKey(item); ok {
-					out[k] = item
-				}
+		if err != nil {
+			if !sink.Retryable(err) {
+				return false, retry.Final(fmt.Errorf("reading table %s: %w", s.table, err))
 			}
-			left := resp.UnprocessedKeys[s.table].Keys
-			progress = len(left) < len(keys)
-			keys = left
-			if len(keys) == 0 {
-				break
+			return false, err
+		}
+		for _, item := range resp.Responses[s.table] {
+			if k, ok := s.schema.ItemKey(item); ok {
+				out[k] = item
 			}
 		}
-		if progress {
-			attempt = 0
-		} else if attempt++; attempt >= maxGetAttempts {
-			return nil, fmt.Errorf("reading table %s: %d keys still unprocessed after %d attempts (last error: %v)", s.table, len(keys), attempt, err)
+		left := resp.UnprocessedKeys[s.table].Keys
+		progress := len(left) < len(keys)
+		if keys = left; len(keys) == 0 {
+			return false, nil
 		}
-		if err := s.sleep(ctx, s.backoff.Delay(attempt)); err != nil {
-			return nil, err
+		return progress, sink.ErrUnprocessed
+	})
+	var ex *retry.ExhaustedError
+	if errors.As(err, &ex) {
+		last := ex.Err // the last request's error: none when it left keys unprocessed
+		if errors.Is(last, sink.ErrUnprocessed) {
+			last = nil
 		}
+		return nil, fmt.Errorf("reading table %s: %d keys still unprocessed after %d attempts (last error: %v)", s.table, len(keys), ex.Attempts, last)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

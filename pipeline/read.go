@@ -2,11 +2,12 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/dynafold/dynafold/internal/connerr"
 	"github.com/dynafold/dynafold/mapping"
-	"github.com/dynafold/dynafold/sink"
+	"github.com/dynafold/dynafold/retry"
 	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/value"
 )
@@ -37,7 +38,6 @@ const maxReadAttempts = 5
 type Retry struct {
 	// Attempts bounds the reads of one shard in all (default 5).
 	Attempts int
-	Backoff  *sink.Backoff
 	// Sleep waits between attempts; tests replace it.
 	Sleep func(context.Context, time.Duration) error
 	// OnRetry is told of each new attempt and the error that caused it.
@@ -58,19 +58,19 @@ type Reacher interface {
 // killed (Snapshot.Retryable), reads again after the last row it emitted,
 // with backoff, so that no row is read twice or skipped. It returns the
 // last attempt's error.
-func ReadRetrying(ctx context.Context, snap source.Snapshot, ep *mapping.EntityPlan, r source.Range, after []value.Value, pageSize int, retry Retry, emit func(value.Row, [][]value.Row) error) error {
-	if retry.Attempts <= 0 {
-		retry.Attempts = maxReadAttempts
+func ReadRetrying(ctx context.Context, snap source.Snapshot, ep *mapping.EntityPlan, r source.Range, after []value.Value, pageSize int, rt Retry, emit func(value.Row, [][]value.Row) error) error {
+	if rt.Attempts <= 0 {
+		rt.Attempts = maxReadAttempts
 	}
-	backoff := sink.DefaultBackoff()
-	if retry.Backoff != nil {
-		backoff = *retry.Backoff
-	}
-	if retry.Sleep == nil {
-		retry.Sleep = sink.Sleep
+	// The first read again comes after up to 100 ms, the later ones after
+	// up to 5 s.
+	backoff := retry.Backoff{Base: 100 * time.Millisecond, Max: 5 * time.Second, Rand: retry.FullJitter}
+	policy := retry.Policy{Attempts: rt.Attempts, Backoff: backoff, Sleep: rt.Sleep}
+	if rt.OnRetry != nil {
+		policy.OnRetry = func(attempt int, err error, _ time.Duration) { rt.OnRetry(attempt, err) }
 	}
 	nkey := len(ep.Query.Key)
-	for attempt := 1; ; attempt++ {
+	err := retry.Do(ctx, policy, retry.If(snap.Retryable), func(ctx context.Context) (bool, error) {
 		err := ReadEntity(ctx, snap, ep, r, after, pageSize, func(row value.Row, nested [][]value.Row) error {
 			if err := emit(row, nested); err != nil {
 				return err
@@ -78,29 +78,20 @@ func ReadRetrying(ctx context.Context, snap source.Snapshot, ep *mapping.EntityP
 			after = row[:nkey:nkey]
 			return nil
 		})
-		if err == nil || ctx.Err() != nil {
-			return err
-		}
-		waited := false
-		if retry.Reach != nil && connerr.Dial(err) {
-			if werr := retry.Reach.Wait(ctx, err); werr != nil {
-				return werr
+		switch {
+		case err == nil || ctx.Err() != nil:
+			return false, retry.Final(err)
+		case rt.Reach != nil && connerr.Dial(err):
+			if werr := rt.Reach.Wait(ctx, err); werr != nil {
+				return false, retry.Final(werr)
 			}
-			waited = true
-		} else if !snap.Retryable(err) {
-			return err
+			return false, retry.Waited(err) // the wait took its time already
 		}
-		if attempt >= retry.Attempts {
-			return err
-		}
-		if waited {
-			continue // the wait said so already, and took its time
-		}
-		if retry.OnRetry != nil {
-			retry.OnRetry(attempt, err)
-		}
-		if err := retry.Sleep(ctx, backoff.Delay(attempt+1)); err != nil {
-			return err
-		}
+		return false, err
+	})
+	var ex *retry.ExhaustedError
+	if errors.As(err, &ex) {
+		return ex.Err
 	}
+	return err
 }

@@ -85,6 +85,17 @@ const (
 // with Final, which of its errors end it.
 func Always(error) Class { return Retry }
 
+// If classifies the errors retryable says yes to as Retry, the others as
+// Fatal.
+func If(retryable func(error) bool) func(error) Class {
+	return func(err error) Class {
+		if retryable(err) {
+			return Retry
+		}
+		return Fatal
+	}
+}
+
 // Final marks an error of fn as the end of Do, whatever the
 // classification hook would say of it (a result of work that retried on
 // its own, an error already turned into what the caller returns). Do

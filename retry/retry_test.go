@@ -48,14 +48,8 @@ func TestJitterBounds(t *testing.T) {
 var (
 	errPassing = errors.New("passing")
 	errBroken  = errors.New("broken")
+	classify   = If(func(err error) bool { return errors.Is(err, errPassing) })
 )
-
-func classify(err error) Class {
-	if errors.Is(err, errPassing) {
-		return Retry
-	}
-	return Fatal
-}
 
 // recorder is a Policy whose waits are recorded instead of slept.
 type recorder struct{ waits []time.Duration }

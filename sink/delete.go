@@ -2,11 +2,14 @@ package sink
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynafold/dynafold/retry"
 )
 
 // Deleter deletes items by key with BatchWriteItem DeleteRequests, for
@@ -16,14 +19,14 @@ type Deleter struct {
 	api   BatchWriteAPI
 	table string
 	// backoff and sleep are replaceable so tests run without waiting.
-	backoff     Backoff
+	backoff     retry.Backoff
 	sleep       func(context.Context, time.Duration) error
 	maxAttempts int
 }
 
 // NewDeleter deletes from table.
 func NewDeleter(api BatchWriteAPI, table string) *Deleter {
-	return &Deleter{api: api, table: table, backoff: DefaultBackoff(), sleep: Sleep, maxAttempts: 12}
+	return &Deleter{api: api, table: table, backoff: DefaultBackoff(), sleep: retry.Sleep, maxAttempts: 12}
 }
 
 // Delete deletes every key (at most MaxBatchItems per request) and returns
@@ -45,41 +48,36 @@ func (d *Deleter) deleteBatch(ctx context.Context, keys []map[string]types.Attri
 	for i, k := range keys {
 		reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k}}
 	}
-	for attempt := 0; len(reqs) > 0; {
+	policy := retry.Policy{Attempts: d.maxAttempts, Backoff: d.backoff, Sleep: d.sleep}
+	err := retry.Do(ctx, policy, RetryClass, func(ctx context.Context) (bool, error) {
 		out, err := d.api.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
 			RequestItems: map[string][]types.WriteRequest{d.table: reqs},
 		}, noRetry)
-		progress := false
 		if err != nil {
 			switch classify(err) {
 			case classCanceled:
 				if ctx.Err() != nil {
-					return ctx.Err()
+					return false, retry.Final(ctx.Err())
 				}
-				return err
+				return false, retry.Final(err)
 			case classThrottle, classTransient:
-			default:
-				return fmt.Errorf("deleting from table %s: %w", d.table, err)
+				return false, err
 			}
-		} else {
-			left := out.UnprocessedItems[d.table]
-			progress = len(left) < len(reqs)
-			reqs = left
-			if len(reqs) == 0 {
-				return nil
-			}
+			return false, retry.Final(fmt.Errorf("deleting from table %s: %w", d.table, err))
 		}
-		if progress {
-			attempt = 0
-		} else if attempt++; attempt >= d.maxAttempts {
-			if err != nil {
-				return fmt.Errorf("deleting from table %s: giving up after %d attempts: %w", d.table, attempt, err)
-			}
-			return fmt.Errorf("deleting from table %s: %d deletes still unprocessed after %d attempts", d.table, len(reqs), attempt)
+		left := out.UnprocessedItems[d.table]
+		progress := len(left) < len(reqs)
+		if reqs = left; len(reqs) == 0 {
+			return false, nil
 		}
-		if err := d.sleep(ctx, d.backoff.Delay(attempt)); err != nil {
-			return err
-		}
+		return progress, ErrUnprocessed
+	})
+	var ex *retry.ExhaustedError
+	switch {
+	case !errors.As(err, &ex):
+		return err
+	case errors.Is(ex.Err, ErrUnprocessed):
+		return fmt.Errorf("deleting from table %s: %d deletes still unprocessed after %d attempts", d.table, len(reqs), ex.Attempts)
 	}
-	return nil
+	return fmt.Errorf("deleting from table %s: %w", d.table, err)
 }

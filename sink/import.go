@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/retry"
 )
 
 // ImportAPI is the part of the DynamoDB client that ImportTable uses.
@@ -71,7 +72,7 @@ func WaitImport(ctx context.Context, api ImportAPI, arn string, poll time.Durati
 		case types.ImportStatusCompleted, types.ImportStatusFailed, types.ImportStatusCancelled:
 			return d, nil
 		}
-		if err := Sleep(ctx, poll); err != nil {
+		if err := retry.Sleep(ctx, poll); err != nil {
 			return d, err
 		}
 	}

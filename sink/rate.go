@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/dynafold/dynafold/retry"
 )
 
 // AdaptiveRate paces writes in write units per second. It starts at the
@@ -80,7 +82,7 @@ const minRate = 25
 func NewAdaptiveRate(max float64) *AdaptiveRate { return newAdaptiveRate(max, time.Now) }
 
 func newAdaptiveRate(max float64, now func() time.Time) *AdaptiveRate {
-	a := &AdaptiveRate{max: max, cur: math.Inf(1), now: now, sleep: Sleep}
+	a := &AdaptiveRate{max: max, cur: math.Inf(1), now: now, sleep: retry.Sleep}
 	if max > 0 {
 		a.cur = max
 	}

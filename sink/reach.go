@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awsretry "github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/dynafold/dynafold/internal/connerr"
 	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/retry"
 )
 
 // ReachGuard stands between the writers and BatchWriteItem, which the
@@ -54,9 +55,9 @@ func NewReachGuard(client *dynamodb.Client) *ReachGuard {
 	}
 	r := o.Retryer
 	if r == nil {
-		r = retry.NewStandard()
+		r = awsretry.NewStandard()
 	}
-	return &ReachGuard{api: client, direct: NewDirectSender(client), retryer: r, endpoint: endpoint, sleep: Sleep}
+	return &ReachGuard{api: client, direct: NewDirectSender(client), retryer: r, endpoint: endpoint, sleep: retry.Sleep}
 }
 
 // BatchWriteItem implements BatchWriteAPI.
@@ -95,26 +96,22 @@ func (g *ReachGuard) guard(ctx context.Context, call func() (*dynamodb.BatchWrit
 	}
 	g.waiting.Store(true)
 	defer g.waiting.Store(false)
-	max := g.retryer.MaxAttempts()
-	for attempt := 1; ; attempt++ {
-		if attempt >= max {
-			g.down = &UnreachableError{Service: "DynamoDB", Endpoint: g.endpoint, Attempts: attempt, Elapsed: time.Since(failed), Err: err}
-			return nil, g.down
-		}
-		// The retryer's RetryDelay logs the retry (see loggingRetryer).
-		d, derr := g.retryer.RetryDelay(attempt, err)
-		if derr != nil {
-			return nil, err
-		}
-		if serr := g.sleep(ctx, d); serr != nil {
-			return nil, serr
-		}
-		out, err = call()
-		if err == nil || ctx.Err() != nil || !connerr.Dial(err) {
+	// The retryer's RetryDelay logs each retry (see loggingRetryer).
+	policy := retry.Policy{Attempts: g.retryer.MaxAttempts(), Delay: g.retryer.RetryDelay, Sleep: g.sleep}
+	err = retry.DoAfter(ctx, policy, retry.Always, err, func(ctx context.Context) (bool, error) {
+		var cerr error
+		if out, cerr = call(); cerr == nil || ctx.Err() != nil || !connerr.Dial(cerr) {
 			g.recovered = time.Now()
-			return out, err
+			return false, retry.Final(cerr)
 		}
+		return false, cerr
+	})
+	var ex *retry.ExhaustedError
+	if errors.As(err, &ex) {
+		g.down = &UnreachableError{Service: "DynamoDB", Endpoint: g.endpoint, Attempts: ex.Attempts, Elapsed: time.Since(failed), Err: ex.Err}
+		return nil, g.down
 	}
+	return out, err
 }
 
 // Rearm forgets that the endpoint was given up on, so that the next

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/retry"
 )
 
 // BatchWrite limits (Amazon DynamoDB API Reference, BatchWriteItem).
@@ -44,7 +45,7 @@ type DynamoWriter struct {
 	key    keyNames
 	rate   *AdaptiveRate
 	// backoff and sleep are replaceable so tests run without waiting.
-	backoff Backoff
+	backoff retry.Backoff
 	sleep   func(context.Context, time.Duration) error
 	// maxAttempts bounds consecutive attempts that make no progress.
 	maxAttempts int
@@ -65,7 +66,7 @@ type WriterOptions struct {
 	// MaxAttempts bounds consecutive attempts of one batch that write
 	// nothing (default 12, about a minute of backing off).
 	MaxAttempts int
-	Backoff     *Backoff
+	Backoff     *retry.Backoff
 	Sleep       func(context.Context, time.Duration) error
 }
 
@@ -87,7 +88,7 @@ func NewDynamoWriter(api BatchWriteAPI, schema *mapping.TableSchema, o WriterOpt
 		w.backoff = *o.Backoff
 	}
 	if w.sleep == nil {
-		w.sleep = Sleep
+		w.sleep = retry.Sleep
 	}
 	return w
 }
@@ -101,15 +102,19 @@ func noRetry(o *dynamodb.Options) { o.Retryer = aws.NopRetryer{} }
 
 // Write implements Sink.
 func (w *DynamoWriter) Write(ctx context.Context, batch []*mapping.Item, res Results) error {
+	if len(batch) == 0 {
+		return nil
+	}
 	pending := batch
-	attempt := 0
-	for len(pending) > 0 {
+	sent := false
+	policy := retry.Policy{Attempts: w.maxAttempts, Backoff: w.backoff, Sleep: w.sleep}
+	err := retry.Do(ctx, policy, RetryClass, func(ctx context.Context) (bool, error) {
 		units := 0
 		for _, it := range pending {
 			units += mapping.WriteUnits(it.Size)
 		}
 		if err := w.rate.Wait(ctx, units); err != nil {
-			return err
+			return false, retry.Final(err)
 		}
 		body := batchBody(w.table, pending)
 		if len(body) > MaxBatchBytes && len(pending) > 1 {
@@ -117,41 +122,18 @@ func (w *DynamoWriter) Write(ctx context.Context, batch []*mapping.Item, res Res
 			// such a batch as two requests.
 			half := len(pending) / 2
 			if err := w.Write(ctx, pending[:half], res); err != nil {
-				return err
+				return false, retry.Final(err)
 			}
-			return w.Write(ctx, pending[half:], res)
+			return false, retry.Final(w.Write(ctx, pending[half:], res))
 		}
 		w.requests.Add(1)
-		if attempt > 0 {
+		if sent {
 			w.retried.Add(1)
 		}
+		sent = true
 		out, err := w.send(ctx, pending, body)
 		if err != nil {
-			switch classify(err) {
-			case classCanceled:
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				return err
-			case classThrottle:
-				w.throttled.Add(1)
-				w.rate.Throttled()
-				res.Retried(pending, true)
-			case classTransient:
-				res.Retried(pending, false)
-			case classInvalid:
-				return w.isolate(ctx, pending, res, err)
-			default:
-				return fmt.Errorf("writing to table %s: %w", w.table, err)
-			}
-			if attempt+1 >= w.maxAttempts {
-				return fmt.Errorf("writing to table %s: %w after %d attempts: %w", w.table, ErrGaveUp, attempt+1, err)
-			}
-			if err := w.sleep(ctx, w.backoff.Delay(attempt)); err != nil {
-				return err
-			}
-			attempt++
-			continue
+			return false, w.failed(ctx, pending, res, err)
 		}
 		w.addConsumed(out.ConsumedCapacity)
 		left := w.leftOver(pending, out.UnprocessedItems[w.table])
@@ -170,7 +152,7 @@ func (w *DynamoWriter) Write(ctx context.Context, batch []*mapping.Item, res Res
 			res.Acked(done)
 		}
 		if len(left) == 0 {
-			return nil
+			return false, nil
 		}
 		// DynamoDB returns unprocessed items when the table or a partition
 		// is over its capacity: treat it as throttling.
@@ -178,18 +160,42 @@ func (w *DynamoWriter) Write(ctx context.Context, batch []*mapping.Item, res Res
 		w.unprocessed.Add(int64(len(left)))
 		w.rate.Throttled()
 		res.Retried(left, true)
-		if len(done) > 0 {
-			attempt = 0
-		} else if attempt+1 >= w.maxAttempts {
-			return fmt.Errorf("writing to table %s: %w: %d items still unprocessed after %d attempts", w.table, ErrGaveUp, len(left), attempt+1)
-		}
-		if err := w.sleep(ctx, w.backoff.Delay(attempt)); err != nil {
-			return err
-		}
-		attempt++
 		pending = left
+		return len(done) > 0, ErrUnprocessed
+	})
+	var ex *retry.ExhaustedError
+	switch {
+	case !errors.As(err, &ex):
+		return err
+	case errors.Is(ex.Err, ErrUnprocessed):
+		return fmt.Errorf("writing to table %s: %w: %d items still unprocessed after %d attempts", w.table, ErrGaveUp, len(pending), ex.Attempts)
 	}
-	return nil
+	return fmt.Errorf("writing to table %s: %w after %d attempts: %w", w.table, ErrGaveUp, ex.Attempts, ex.Err)
+}
+
+// failed deals with a request of pending that failed with err: it counts
+// and reports throttling and transient failures, which it returns for
+// Write to retry, finds the invalid item of a refused batch, and returns
+// any other error as Write's (retry.Final).
+func (w *DynamoWriter) failed(ctx context.Context, pending []*mapping.Item, res Results, err error) error {
+	switch classify(err) {
+	case classCanceled:
+		if ctx.Err() != nil {
+			return retry.Final(ctx.Err())
+		}
+		return retry.Final(err)
+	case classThrottle:
+		w.throttled.Add(1)
+		w.rate.Throttled()
+		res.Retried(pending, true)
+		return err
+	case classTransient:
+		res.Retried(pending, false)
+		return err
+	case classInvalid:
+		return retry.Final(w.isolate(ctx, pending, res, err))
+	}
+	return retry.Final(fmt.Errorf("writing to table %s: %w", w.table, err))
 }
 
 // BodySender sends a BatchWriteItem request body encoded in advance

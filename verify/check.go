@@ -72,7 +72,7 @@ type reader struct {
 // ReadShard implements pipeline.ShardReader.
 func (r *reader) ReadShard(ctx context.Context, t pipeline.ShardTask) error {
 	ep := r.c.reads[t.Entity]
-	retry := pipeline.Retry{Backoff: r.c.opts.Backoff, Sleep: r.c.opts.Sleep,
+	retry := pipeline.Retry{Sleep: r.c.opts.Sleep,
 		OnRetry: func(attempt int, err error) {
 			r.c.opts.Logger.Warn("source connection lost; reading again after the last row", "entity", ep.Name, "attempt", attempt, "error", err)
 		}}

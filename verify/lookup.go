@@ -2,12 +2,14 @@ package verify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynafold/dynafold/retry"
 	"github.com/dynafold/dynafold/sink"
 )
 
@@ -27,22 +29,16 @@ func (c *comparer) lookup(ctx context.Context, batch []lookupItem) error {
 		pending[li.item.Key] = li
 		keys = append(keys, c.keys.key(li.item.Attrs))
 	}
-	attempt := 0
-	for len(keys) > 0 {
+	policy := retry.Policy{Attempts: maxAttempts, Backoff: *c.opts.Backoff, Sleep: c.opts.Sleep}
+	err := retry.Do(ctx, policy, sink.RetryClass, func(ctx context.Context) (bool, error) {
 		out, err := c.in.Target.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
 			RequestItems: map[string]types.KeysAndAttributes{c.table: {Keys: keys, ConsistentRead: aws.Bool(true)}},
 		})
 		if err != nil {
 			if !sink.Retryable(err) {
-				return fmt.Errorf("reading table %s: %w", c.table, err)
+				return false, retry.Final(fmt.Errorf("reading table %s: %w", c.table, err))
 			}
-			if attempt++; attempt >= maxAttempts {
-				return fmt.Errorf("reading table %s: giving up after %d attempts: %w", c.table, attempt, err)
-			}
-			if err := c.opts.Sleep(ctx, c.opts.Backoff.Delay(attempt)); err != nil {
-				return err
-			}
-			continue
+			return false, err
 		}
 		got := out.Responses[c.table]
 		for _, item := range got {
@@ -54,22 +50,24 @@ func (c *comparer) lookup(ctx context.Context, batch []lookupItem) error {
 			delete(pending, k)
 			c.classify(li, item)
 		}
-		left := out.UnprocessedKeys[c.table].Keys
-		progress := len(left) < len(keys)
-		if keys = left; len(keys) == 0 {
-			break
-		}
 		// Unprocessed keys mean the table or a partition is over its read
 		// capacity (or the response over 16 MB): back off, unless some
 		// keys got through.
-		if progress {
-			attempt = 0
-		} else if attempt++; attempt >= maxAttempts {
-			return fmt.Errorf("reading table %s: %d keys still unprocessed after %d attempts", c.table, len(keys), attempt)
+		left := out.UnprocessedKeys[c.table].Keys
+		progress := len(left) < len(keys)
+		if keys = left; len(keys) == 0 {
+			return false, nil
 		}
-		if err := c.opts.Sleep(ctx, c.opts.Backoff.Delay(attempt)); err != nil {
-			return err
-		}
+		return progress, sink.ErrUnprocessed
+	})
+	var ex *retry.ExhaustedError
+	switch {
+	case errors.As(err, &ex) && errors.Is(ex.Err, sink.ErrUnprocessed):
+		return fmt.Errorf("reading table %s: %d keys still unprocessed after %d attempts", c.table, len(keys), ex.Attempts)
+	case ex != nil:
+		return fmt.Errorf("reading table %s: %w", c.table, ex)
+	case err != nil:
+		return err
 	}
 	// What DynamoDB neither returned nor left unprocessed is not there.
 	for _, li := range pending {

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynafold/dynafold/pipeline"
+	"github.com/dynafold/dynafold/retry"
 	"github.com/dynafold/dynafold/sink"
 )
 
@@ -86,7 +87,7 @@ type Options struct {
 	Source string
 	Logger *slog.Logger
 	// Backoff and Sleep pace retries of unprocessed keys; tests replace them.
-	Backoff *sink.Backoff
+	Backoff *retry.Backoff
 	Sleep   func(context.Context, time.Duration) error
 }
 
@@ -136,7 +137,7 @@ func (o *Options) defaults() {
 		o.Backoff = &b
 	}
 	if o.Sleep == nil {
-		o.Sleep = sink.Sleep
+		o.Sleep = retry.Sleep
 	}
 }
 

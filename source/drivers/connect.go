@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/dynafold/dynafold/internal/connerr"
+	"github.com/dynafold/dynafold/retry"
 	"github.com/dynafold/dynafold/source"
 )
 
@@ -24,7 +25,7 @@ type OpenOptions struct {
 	Attempts int
 	// Logger is told of each retry (at warn); nil discards.
 	Logger *slog.Logger
-	// Sleep waits between attempts; tests replace it.
+	// Sleep waits between attempts (default retry.Sleep); tests replace it.
 	Sleep func(context.Context, time.Duration) error
 }
 
@@ -69,45 +70,52 @@ func OpenRetrying(ctx context.Context, dsn source.DSN, o OpenOptions) (source.So
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if o.Sleep == nil {
-		o.Sleep = sleep
-	}
 	engine := map[string]string{"postgres": "PostgreSQL", "mysql": "MySQL"}[dsn.Driver()]
 	addr := dsn.Identity()
 	if _, rest, ok := strings.Cut(addr, "://"); ok {
 		addr = rest
 	}
 	start := time.Now()
-	delay := 500 * time.Millisecond
-	for attempt := 1; ; attempt++ {
-		src, err := Open(ctx, dsn, o.MaxConns)
-		if err == nil {
-			return src, nil
+	attempt := 0
+	var src source.Source
+	err := retry.Do(ctx, o.policy(dsn, engine, addr), retry.Always, func(ctx context.Context) (bool, error) {
+		attempt++
+		var err error
+		if src, err = Open(ctx, dsn, o.MaxConns); err == nil {
+			return false, nil
 		}
 		if engine == "" || ctx.Err() != nil {
-			return nil, err
+			return false, retry.Final(err)
 		}
-		causes, reachable := describe(dsn, err)
-		if reachable || attempt >= o.Attempts {
-			return nil, &ConnectError{Engine: engine, Addr: addr, Causes: causes, Unreachable: !reachable, Attempts: attempt, Elapsed: time.Since(start), Err: err}
+		if causes, reachable := describe(dsn, err); reachable {
+			return false, retry.Final(&ConnectError{Engine: engine, Addr: addr, Causes: causes, Attempts: attempt, Elapsed: time.Since(start), Err: err})
 		}
-		o.Logger.Warn(fmt.Sprintf("cannot reach %s at %s: %s; retrying in %s (attempt %d of %d)", engine, addr, strings.Join(causes, "; "), delay, attempt+1, o.Attempts),
-			"attempt", attempt+1, "max_attempts", o.Attempts)
-		if err := o.Sleep(ctx, delay); err != nil {
-			return nil, err
-		}
-		delay = min(2*delay, 8*time.Second)
+		return false, err
+	})
+	var ex *retry.ExhaustedError
+	if errors.As(err, &ex) {
+		causes, _ := describe(dsn, ex.Err)
+		return nil, &ConnectError{Engine: engine, Addr: addr, Causes: causes, Unreachable: true, Attempts: ex.Attempts, Elapsed: time.Since(start), Err: ex.Err}
 	}
+	if err != nil {
+		return nil, err
+	}
+	return src, nil
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+// policy is how OpenRetrying and Reach wait for the server of engine at
+// addr: the first retry after 500 ms, doubling to 8 s, logging each. No
+// jitter: one waiter at a time, and the warning says how long it waits.
+func (o OpenOptions) policy(dsn source.DSN, engine, addr string) retry.Policy {
+	return retry.Policy{
+		Attempts: o.Attempts,
+		Backoff:  retry.Backoff{Base: 500 * time.Millisecond, Max: 8 * time.Second},
+		Sleep:    o.Sleep,
+		OnRetry: func(attempt int, err error, delay time.Duration) {
+			causes, _ := describe(dsn, err)
+			o.Logger.Warn(fmt.Sprintf("cannot reach %s at %s: %s; retrying in %s (attempt %d of %d)", engine, addr, strings.Join(causes, "; "), delay, attempt+1, o.Attempts),
+				"attempt", attempt+1, "max_attempts", o.Attempts)
+		},
 	}
 }
 

@@ -2,12 +2,14 @@ package drivers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/dynafold/dynafold/retry"
 	"github.com/dynafold/dynafold/source"
 )
 
@@ -40,9 +42,6 @@ func NewReach(dsn source.DSN, o OpenOptions) *Reach {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if o.Sleep == nil {
-		o.Sleep = sleep
-	}
 	addr := dsn.Identity()
 	if _, rest, ok := strings.Cut(addr, "://"); ok {
 		addr = rest
@@ -65,35 +64,29 @@ func (r *Reach) Wait(ctx context.Context, err error) error {
 	case r.recovered.After(failed):
 		return nil // another reader waited the outage out meanwhile
 	}
-	causes, _ := describe(r.dsn, err)
-	delay := 500 * time.Millisecond
-	for attempt := 1; ; attempt++ {
-		if attempt >= r.o.Attempts {
-			r.down = &ConnectError{Engine: r.engine, Addr: r.addr, Causes: causes, Unreachable: true, Attempts: attempt, Elapsed: time.Since(failed), Err: err}
-			return r.down
-		}
-		r.o.Logger.Warn(fmt.Sprintf("cannot reach %s at %s: %s; retrying in %s (attempt %d of %d)", r.engine, r.addr, strings.Join(causes, "; "), delay, attempt+1, r.o.Attempts),
-			"attempt", attempt+1, "max_attempts", r.o.Attempts)
-		if err := r.o.Sleep(ctx, delay); err != nil {
-			return err
-		}
-		delay = min(2*delay, 8*time.Second)
-		src, oerr := Open(ctx, r.dsn, 1)
-		if oerr == nil {
+	werr := retry.DoAfter(ctx, r.o.policy(r.dsn, r.engine, r.addr), retry.Always, err, func(ctx context.Context) (bool, error) {
+		src, err := Open(ctx, r.dsn, 1)
+		if err == nil {
 			src.Close()
 			r.recovered = time.Now()
 			r.o.Logger.Info(fmt.Sprintf("%s at %s is reachable again", r.engine, r.addr))
-			return nil
+			return false, nil
 		}
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return false, retry.Final(ctx.Err())
 		}
-		var reachable bool
-		if causes, reachable = describe(r.dsn, oerr); reachable {
+		if _, reachable := describe(r.dsn, err); reachable {
 			// The server answers (with an error): the read tells what.
 			r.recovered = time.Now()
-			return nil
+			return false, nil
 		}
-		err = oerr
+		return false, err
+	})
+	var ex *retry.ExhaustedError
+	if errors.As(werr, &ex) {
+		causes, _ := describe(r.dsn, ex.Err)
+		r.down = &ConnectError{Engine: r.engine, Addr: r.addr, Causes: causes, Unreachable: true, Attempts: ex.Attempts, Elapsed: time.Since(failed), Err: ex.Err}
+		return r.down
 	}
+	return werr
 }
