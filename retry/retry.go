@@ -123,9 +123,10 @@ func (m *marked) Unwrap() error { return m.err }
 
 // Policy says how often and how long Do retries.
 type Policy struct {
-	// Attempts bounds the attempts since work was last done in part (the
-	// first attempt, or the last one that made progress, counts as one);
-	// at Attempts Do gives up with an *ExhaustedError. 0: no bound.
+	// Attempts bounds a run of attempts that leave work undone: the run
+	// starts with the first attempt, or with the last one that made
+	// progress, and Do gives up with an *ExhaustedError at its
+	// Attempts-th attempt. 0: no bound.
 	Attempts int
 	Backoff  Backoff
 	// Delay, when set, replaces Backoff: the wait after attempt number
