@@ -9,23 +9,47 @@ import (
 )
 
 // compileItem builds one item plan; parent is set for items: entries,
-// whose key, index and attributes extend the entity's.
+// whose key, index and attributes extend the entity's. Every step runs,
+// so that every problem is reported; the item is built only when none
+// failed.
 func (c *entityCompiler) compileItem(path, name string, spec *ItemSpec, parent *Entity) *ItemPlan {
 	tbl := c.plan.Table
-	it := &ItemPlan{Name: name, Type: spec.Type}
-	if it.Type == "" {
-		switch {
-		case parent != nil && parent.Type != "":
-			it.Type = parent.Type + "#" + name
-		case parent != nil:
-			it.Type = c.name + "#" + name
-		default:
-			it.Type = c.name
-		}
-	}
+	it := &ItemPlan{Name: name, Type: c.itemType(name, spec, parent)}
 	if tbl.TypeAttribute != "" {
 		it.typeAV = &types.AttributeValueMemberS{Value: it.Type}
 	}
+	pk, sk, keyOK := c.itemKey(path, spec, parent)
+	attrs := &itemAttrs{seen: map[string]string{}}
+	indexOK := c.indexAttrs(attrs, path, spec, parent)
+	attrsOK := c.itemAttributes(attrs, path, spec, parent)
+	ttl, ttlOK := c.itemTTL(name, parent)
+	if !keyOK || !indexOK || !attrsOK || !ttlOK {
+		return nil
+	}
+	it.PK, it.SK, it.attrs, it.ttl = pk, sk, attrs.list, ttl
+	it.halves = halfKeys(tbl, it.attrs)
+	return it
+}
+
+// itemType is the item's type: its own, else the entity's (or the
+// entity's name) with the item's name after a "#" for an item of items:.
+func (c *entityCompiler) itemType(name string, spec *ItemSpec, parent *Entity) string {
+	switch {
+	case spec.Type != "":
+		return spec.Type
+	case parent != nil && parent.Type != "":
+		return parent.Type + "#" + name
+	case parent != nil:
+		return c.name + "#" + name
+	default:
+		return c.name
+	}
+}
+
+// itemKey compiles key.pk and key.sk; an item of items: without its own
+// pk uses the entity's.
+func (c *entityCompiler) itemKey(path string, spec *ItemSpec, parent *Entity) (pk, sk *Template, ok bool) {
+	tbl := c.plan.Table
 	keys := spec.Key
 	if parent != nil && keys.PK == "" {
 		keys.PK = parent.Key.PK
@@ -34,15 +58,12 @@ func (c *entityCompiler) compileItem(path, name string, spec *ItemSpec, parent *
 	if parent != nil && spec.Key.PK == "" {
 		pkPath = c.path + ".key.pk"
 	}
-	ok := true
+	ok = true
 	if keys.PK == "" {
 		c.errs.add(pkPath, "missing the partition key template, e.g. pk: \"ORDER#${id}\"")
 		ok = false
-	} else if t, k, good := c.template(pkPath, keys.PK); good {
-		it.PK = t
-		ok = c.checkKeyKind(pkPath, t, k, tbl.PK.Type) && ok
 	} else {
-		ok = false
+		pk, ok = c.keyTemplate(pkPath, keys.PK, tbl.PK.Type)
 	}
 	switch {
 	case tbl.SK == nil && keys.SK != "":
@@ -52,49 +73,52 @@ func (c *entityCompiler) compileItem(path, name string, spec *ItemSpec, parent *
 		c.errs.add(skPath, "missing the sort key template (the table's sort key is %s)", tbl.SK.Name)
 		ok = false
 	case tbl.SK != nil:
-		if t, k, good := c.template(skPath, keys.SK); good {
-			it.SK = t
-			ok = c.checkKeyKind(skPath, t, k, tbl.SK.Type) && ok
-		} else {
-			ok = false
-		}
+		var skOK bool
+		sk, skOK = c.keyTemplate(skPath, keys.SK, tbl.SK.Type)
+		ok = skOK && ok
 	}
+	return pk, sk, ok
+}
 
-	seen := map[string]string{}
-	addAttr := func(a *attrPlan) {
-		if prev, dup := seen[a.name]; dup {
-			c.errs.add(a.path, "attribute %q is already set at %s", a.name, prev)
-			ok = false
-			return
-		}
-		seen[a.name] = a.path
-		a.json = jsonName(a.name)
-		it.attrs = append(it.attrs, a)
+// keyTemplate compiles a template whose values are a key attribute of
+// type want.
+func (c *entityCompiler) keyTemplate(path, src string, want AttrType) (*Template, bool) {
+	t, k, ok := c.template(path, src)
+	if !ok {
+		return nil, false
 	}
-	reserved := func(p, name string) bool {
-		switch {
-		case name == tbl.PK.Name || (tbl.SK != nil && name == tbl.SK.Name):
-			c.errs.add(p, "%q is the table's key; set it under key:", name)
-		case name == tbl.TypeAttribute:
-			c.errs.add(p, "%q is the type attribute, which dynafold sets from the entity's type", name)
-		case name == tbl.TTLAttribute:
-			c.errs.add(p, "%q is the TTL attribute; compute it with ttl: {from: COLUMN, offset: DURATION}", name)
-		case name == "":
-			c.errs.add(p, "empty attribute name")
-		case len(name) > MaxAttributeNameBytes:
-			c.errs.add(p, "attribute names are at most %d bytes", MaxAttributeNameBytes)
-		default:
-			return false
-		}
-		ok = false
-		return true
-	}
+	return t, c.checkKeyKind(path, t, k, want)
+}
 
-	// Index key templates are sugar for the attributes the index is keyed on.
+// itemAttrs collects an item's attributes, each name once.
+type itemAttrs struct {
+	list []*attrPlan
+	seen map[string]string // attribute name → the path that set it
+}
+
+// add appends a unless an attribute of that name is already set, which it
+// reports.
+func (as *itemAttrs) add(errs *Errors, a *attrPlan) bool {
+	if prev, dup := as.seen[a.name]; dup {
+		errs.add(a.path, "attribute %q is already set at %s", a.name, prev)
+		return false
+	}
+	as.seen[a.name] = a.path
+	a.json = jsonName(a.name)
+	as.list = append(as.list, a)
+	return true
+}
+
+// indexAttrs compiles the index: key templates, sugar for the attributes
+// each index is keyed on; an item of items: has the entity's templates for
+// the indexes it does not set itself.
+func (c *entityCompiler) indexAttrs(attrs *itemAttrs, path string, spec *ItemSpec, parent *Entity) bool {
+	tbl := c.plan.Table
 	indexes := spec.Index
 	if parent != nil {
 		indexes = mergeIndex(parent.Index, spec.Index)
 	}
+	ok := true
 	for _, ie := range indexes {
 		ipath := path + ".index." + ie.Key
 		if _, own := spec.Index.Get(ie.Key); parent != nil && !own {
@@ -106,58 +130,67 @@ func (c *entityCompiler) compileItem(path, name string, spec *ItemSpec, parent *
 			ok = false
 			continue
 		}
-		tmpls := ie.Value
-		if tmpls == nil {
+		if ie.Value == nil {
 			continue
 		}
-		var when *condPlan
-		if tmpls.When != nil {
-			when = c.condition(ipath+".when", tmpls.When)
-		}
-		set := func(kpath string, attr *KeyAttr, src string) {
-			if src == "" {
-				return
-			}
-			if attr == nil {
-				c.errs.add(kpath, "index %s has no sort key", ix.Name)
-				ok = false
-				return
-			}
-			if attr.Name == tbl.PK.Name || (tbl.SK != nil && attr.Name == tbl.SK.Name) {
-				c.errs.add(kpath, "index %s uses the table's own key attribute %q here; it is set by key:", ix.Name, attr.Name)
-				ok = false
-				return
-			}
-			t, k, good := c.template(kpath, src)
-			if !good {
-				ok = false
-				return
-			}
-			if !c.checkKeyKind(kpath, t, k, attr.Type) {
-				ok = false
-				return
-			}
-			addAttr(&attrPlan{name: attr.Name, path: kpath, tmpl: t, col: -1, typ: attr.Type, keyType: attr.Type, keyLimit: keyLimit(ix, attr), when: when, fromIndex: true})
-		}
-		if !ix.Global && tmpls.PK != "" {
-			c.errs.add(ipath+".pk", "a local index shares the table's partition key; set only sk")
-			ok = false
-		} else {
-			set(ipath+".pk", &ix.PK, tmpls.PK)
-		}
-		set(ipath+".sk", ix.SK, tmpls.SK)
+		ok = c.indexKeyAttrs(attrs, ipath, ix, ie.Value) && ok
 	}
+	return ok
+}
 
-	attrs := spec.Attributes
-	if parent != nil && (spec.Inherit == nil || *spec.Inherit) {
-		attrs = append(append(OrderedMap[*AttributeSpec]{}, parent.Attributes...), spec.Attributes...)
+// indexKeyAttrs compiles one index's pk and sk templates.
+func (c *entityCompiler) indexKeyAttrs(attrs *itemAttrs, ipath string, ix *Index, tmpls *IndexTemplates) bool {
+	var when *condPlan
+	if tmpls.When != nil {
+		when = c.condition(ipath+".when", tmpls.When)
 	}
-	for _, ae := range attrs {
+	ok := true
+	if !ix.Global && tmpls.PK != "" {
+		c.errs.add(ipath+".pk", "a local index shares the table's partition key; set only sk")
+		ok = false
+	} else {
+		ok = c.indexKeyAttr(attrs, ipath+".pk", ix, &ix.PK, tmpls.PK, when)
+	}
+	return c.indexKeyAttr(attrs, ipath+".sk", ix, ix.SK, tmpls.SK, when) && ok
+}
+
+// indexKeyAttr compiles the template src of the key attribute attr of
+// index ix (nil: the index has no sort key) and adds the attribute.
+func (c *entityCompiler) indexKeyAttr(attrs *itemAttrs, kpath string, ix *Index, attr *KeyAttr, src string, when *condPlan) bool {
+	tbl := c.plan.Table
+	if src == "" {
+		return true
+	}
+	if attr == nil {
+		c.errs.add(kpath, "index %s has no sort key", ix.Name)
+		return false
+	}
+	if attr.Name == tbl.PK.Name || (tbl.SK != nil && attr.Name == tbl.SK.Name) {
+		c.errs.add(kpath, "index %s uses the table's own key attribute %q here; it is set by key:", ix.Name, attr.Name)
+		return false
+	}
+	t, ok := c.keyTemplate(kpath, src, attr.Type)
+	if !ok {
+		return false
+	}
+	return attrs.add(c.errs, &attrPlan{name: attr.Name, path: kpath, tmpl: t, col: -1, typ: attr.Type, keyType: attr.Type, keyLimit: keyLimit(ix, attr), when: when, fromIndex: true})
+}
+
+// itemAttributes compiles attributes:; an item of items: has the entity's
+// too unless it says inherit: false.
+func (c *entityCompiler) itemAttributes(attrs *itemAttrs, path string, spec *ItemSpec, parent *Entity) bool {
+	all := spec.Attributes
+	if parent != nil && (spec.Inherit == nil || *spec.Inherit) {
+		all = append(append(OrderedMap[*AttributeSpec]{}, parent.Attributes...), spec.Attributes...)
+	}
+	ok := true
+	for _, ae := range all {
 		apath := path + ".attributes." + ae.Key
 		if parent != nil && containsKey(parent.Attributes, ae.Key) && !containsKey(spec.Attributes, ae.Key) {
 			apath = c.path + ".attributes." + ae.Key
 		}
-		if reserved(apath, ae.Key) {
+		if c.reservedAttr(apath, ae.Key) {
+			ok = false
 			continue
 		}
 		a := c.attribute(apath, ae.Key, ae.Value)
@@ -165,41 +198,64 @@ func (c *entityCompiler) compileItem(path, name string, spec *ItemSpec, parent *
 			ok = false
 			continue
 		}
-		addAttr(a)
+		ok = attrs.add(c.errs, a) && ok
 	}
+	return ok
+}
 
-	if ttl := c.spec.TTL; ttl != nil && (parent == nil || name == firstItemName(parent)) {
-		tpath := c.path + ".ttl"
-		if tbl.TTLAttribute == "" {
-			c.errs.add(tpath, "ttl: needs target.ttl_attribute, the attribute DynamoDB expires items by")
-			ok = false
-		} else if ttl.From == "" {
-			c.errs.add(tpath+".from", "missing the column the expiry is computed from")
-			ok = false
-		} else {
-			off, err := parseOffset(ttl.Offset)
-			if err != nil {
-				c.errs.add(tpath+".offset", "%v", err)
-				ok = false
-			}
-			if i, k, found := c.column(tpath+".from", ParseColumnName(ttl.From)); found {
-				switch k {
-				case value.Timestamp, value.Date, value.Int, value.Decimal, value.Null:
-					it.ttl = &ttlPlan{col: i, offset: off}
-				default:
-					c.errs.add(tpath+".from", "column %s is %s; a TTL is computed from a date, a timestamp or epoch seconds", ttl.From, k)
-					ok = false
-				}
-			} else {
-				ok = false
-			}
-		}
+// reservedAttr reports name when attributes: may not set it: a key, type
+// or TTL attribute that dynafold sets otherwise, or a name DynamoDB
+// rejects.
+func (c *entityCompiler) reservedAttr(path, name string) bool {
+	tbl := c.plan.Table
+	switch {
+	case name == tbl.PK.Name || (tbl.SK != nil && name == tbl.SK.Name):
+		c.errs.add(path, "%q is the table's key; set it under key:", name)
+	case name == tbl.TypeAttribute:
+		c.errs.add(path, "%q is the type attribute, which dynafold sets from the entity's type", name)
+	case name == tbl.TTLAttribute:
+		c.errs.add(path, "%q is the TTL attribute; compute it with ttl: {from: COLUMN, offset: DURATION}", name)
+	case name == "":
+		c.errs.add(path, "empty attribute name")
+	case len(name) > MaxAttributeNameBytes:
+		c.errs.add(path, "attribute names are at most %d bytes", MaxAttributeNameBytes)
+	default:
+		return false
 	}
-	if !ok {
-		return nil
+	return true
+}
+
+// itemTTL compiles the entity's ttl:, which only its first item of items:
+// carries.
+func (c *entityCompiler) itemTTL(name string, parent *Entity) (*ttlPlan, bool) {
+	ttl := c.spec.TTL
+	if ttl == nil || (parent != nil && name != firstItemName(parent)) {
+		return nil, true
 	}
-	it.halves = halfKeys(tbl, it.attrs)
-	return it
+	tpath := c.path + ".ttl"
+	if c.plan.Table.TTLAttribute == "" {
+		c.errs.add(tpath, "ttl: needs target.ttl_attribute, the attribute DynamoDB expires items by")
+		return nil, false
+	}
+	if ttl.From == "" {
+		c.errs.add(tpath+".from", "missing the column the expiry is computed from")
+		return nil, false
+	}
+	off, err := parseOffset(ttl.Offset)
+	if err != nil {
+		c.errs.add(tpath+".offset", "%v", err)
+	}
+	i, k, found := c.column(tpath+".from", ParseColumnName(ttl.From))
+	if !found {
+		return nil, false
+	}
+	switch k {
+	case value.Timestamp, value.Date, value.Int, value.Decimal, value.Null:
+		return &ttlPlan{col: i, offset: off}, err == nil
+	default:
+		c.errs.add(tpath+".from", "column %s is %s; a TTL is computed from a date, a timestamp or epoch seconds", ttl.From, k)
+		return nil, false
+	}
 }
 
 // halfKeys lists the global indexes with a sort key whose two key
