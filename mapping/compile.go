@@ -207,51 +207,8 @@ func (c *entityCompiler) compile(defaults *EntityDefaults) *EntityPlan {
 		ep.OnError = Policy(e.OnError)
 	}
 	q := &source.Query{}
-	if e.Query != "" && c.static {
-		c.base = &source.Table{}
-		q.SQL = e.Query
-	} else if e.Query != "" {
-		c.base = c.schema.Queries[c.name]
-		if c.base == nil {
-			c.errs.add(c.path+".query", "the query could not be described")
-			return nil
-		}
-		q.SQL = e.Query
-	} else {
-		c.base = c.lookup(c.path+".from", e.From)
-		if c.base == nil {
-			return nil
-		}
-		q.Base = c.base.Ref
-	}
-	// The key orders and pages rows and identifies them in errors.
-	key := e.PrimaryKey
-	if len(key) == 0 {
-		key = c.base.PrimaryKey
-	}
-	if len(key) == 0 && !c.static {
-		c.errs.add(c.path, "table %s has no primary key; declare the columns that identify a row in primary_key:", c.base.Ref)
+	if !c.compileBase(q) || !c.compileKey(q) {
 		return nil
-	}
-	for i, k := range key {
-		// A column listed twice would be selected once (add dedups) yet
-		// counted twice in the key, so row positions and key columns would
-		// disagree; nested queries index the row by key position.
-		if slices.Contains(key[:i], k) {
-			c.errs.add(fmt.Sprintf("%s.primary_key[%d]", c.path, i), "column %q is listed twice", k)
-			return nil
-		}
-		col := c.base.Column(k)
-		if c.static {
-			col = &source.Column{Name: k}
-		}
-		if col == nil {
-			c.errs.add(fmt.Sprintf("%s.primary_key[%d]", c.path, i), "%s", c.unknown(c.base, k))
-			return nil
-		}
-		c.add(ColumnName{Name: k}, col)
-		q.Key = append(q.Key, k)
-		q.KeyKinds = append(q.KeyKinds, col.Kind)
 	}
 	ep.KeyColumns = q.Key
 	c.compileJoins(q)
@@ -260,33 +217,7 @@ func (c *entityCompiler) compile(defaults *EntityDefaults) *EntityPlan {
 	if ch := c.plan.Changes[q.Base]; ch != nil && q.SQL == "" && ch.Deleted != "" {
 		q.Where = andWhere(q.Where, notDeleted("", ch.Deleted)...)
 	}
-
-	if e.Items == nil {
-		it := c.compileItem(c.path, "", &ItemSpec{Type: e.Type, Key: e.Key, Index: e.Index, Attributes: e.Attributes}, nil)
-		if it != nil {
-			ep.Items = append(ep.Items, it)
-		}
-	} else {
-		if e.Key.SK != "" {
-			c.errs.add(c.path+".key.sk", "with items:, each item sets its own key.sk")
-		}
-		if len(e.Items) == 0 {
-			// Otherwise every row would be read and no item written.
-			c.errs.add(c.path+".items", "name at least one item, or remove items:")
-		}
-		c.checkOverridden(e)
-		for _, ie := range e.Items {
-			spec := ie.Value
-			if spec == nil {
-				c.errs.add(c.path+".items."+ie.Key, "empty item definition")
-				continue
-			}
-			it := c.compileItem(c.path+".items."+ie.Key, ie.Key, spec, e)
-			if it != nil {
-				ep.Items = append(ep.Items, it)
-			}
-		}
-	}
+	ep.Items = c.compileItems()
 	q.Columns = c.cols
 	ep.Query = q
 	ep.columns = make([]string, len(c.cols))
@@ -296,6 +227,65 @@ func (c *entityCompiler) compile(defaults *EntityDefaults) *EntityPlan {
 	c.compileNests(ep, q)
 	c.recordDeps(ep)
 	return ep
+}
+
+// compileBase resolves what the entity reads, a table or a query, into
+// c.base and q; false when it cannot.
+func (c *entityCompiler) compileBase(q *source.Query) bool {
+	e := c.spec
+	if e.Query != "" && c.static {
+		c.base = &source.Table{}
+		q.SQL = e.Query
+	} else if e.Query != "" {
+		c.base = c.schema.Queries[c.name]
+		if c.base == nil {
+			c.errs.add(c.path+".query", "the query could not be described")
+			return false
+		}
+		q.SQL = e.Query
+	} else {
+		c.base = c.lookup(c.path+".from", e.From)
+		if c.base == nil {
+			return false
+		}
+		q.Base = c.base.Ref
+	}
+	return true
+}
+
+// compileKey selects the columns that identify a row into q's key: the
+// key orders and pages rows and identifies them in errors. False when
+// there is no usable key.
+func (c *entityCompiler) compileKey(q *source.Query) bool {
+	key := c.spec.PrimaryKey
+	if len(key) == 0 {
+		key = c.base.PrimaryKey
+	}
+	if len(key) == 0 && !c.static {
+		c.errs.add(c.path, "table %s has no primary key; declare the columns that identify a row in primary_key:", c.base.Ref)
+		return false
+	}
+	for i, k := range key {
+		// A column listed twice would be selected once (add dedups) yet
+		// counted twice in the key, so row positions and key columns would
+		// disagree; nested queries index the row by key position.
+		if slices.Contains(key[:i], k) {
+			c.errs.add(fmt.Sprintf("%s.primary_key[%d]", c.path, i), "column %q is listed twice", k)
+			return false
+		}
+		col := c.base.Column(k)
+		if c.static {
+			col = &source.Column{Name: k}
+		}
+		if col == nil {
+			c.errs.add(fmt.Sprintf("%s.primary_key[%d]", c.path, i), "%s", c.unknown(c.base, k))
+			return false
+		}
+		c.add(ColumnName{Name: k}, col)
+		q.Key = append(q.Key, k)
+		q.KeyKinds = append(q.KeyKinds, col.Kind)
+	}
+	return true
 }
 
 func (c *entityCompiler) unknown(t *source.Table, name string) string {

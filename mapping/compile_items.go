@@ -8,6 +8,39 @@ import (
 	"github.com/dynafold/dynafold/value"
 )
 
+// compileItems compiles the entity's one item, or each of its items:.
+func (c *entityCompiler) compileItems() []*ItemPlan {
+	e := c.spec
+	var items []*ItemPlan
+	if e.Items == nil {
+		it := c.compileItem(c.path, "", &ItemSpec{Type: e.Type, Key: e.Key, Index: e.Index, Attributes: e.Attributes}, nil)
+		if it != nil {
+			items = append(items, it)
+		}
+		return items
+	}
+	if e.Key.SK != "" {
+		c.errs.add(c.path+".key.sk", "with items:, each item sets its own key.sk")
+	}
+	if len(e.Items) == 0 {
+		// Otherwise every row would be read and no item written.
+		c.errs.add(c.path+".items", "name at least one item, or remove items:")
+	}
+	c.checkOverridden(e)
+	for _, ie := range e.Items {
+		spec := ie.Value
+		if spec == nil {
+			c.errs.add(c.path+".items."+ie.Key, "empty item definition")
+			continue
+		}
+		it := c.compileItem(c.path+".items."+ie.Key, ie.Key, spec, e)
+		if it != nil {
+			items = append(items, it)
+		}
+	}
+	return items
+}
+
 // compileItem builds one item plan; parent is set for items: entries,
 // whose key, index and attributes extend the entity's. Every step runs,
 // so that every problem is reported; the item is built only when none
