@@ -7,6 +7,7 @@ import (
 	"github.com/dynafold/dynafold/value"
 )
 
+// attribute compiles one entry of attributes:.
 func (c *entityCompiler) attribute(path, name string, spec *AttributeSpec) *attrPlan {
 	if spec == nil {
 		c.errs.add(path, "missing attribute definition")
@@ -19,19 +20,8 @@ func (c *entityCompiler) attribute(path, name string, spec *AttributeSpec) *attr
 		return nil
 	}
 	a.typ = t
-	if kt, isKey := c.plan.Table.KeyAttrType(name); isKey {
-		// An attribute that is an index key must have the key's type; a
-		// NULL or empty value leaves the item out of the index.
-		if a.typ != TypeAuto && a.typ != kt {
-			c.errs.add(path+".type", "%q is an index key of type %s", name, kt)
-			return nil
-		}
-		a.typ, a.keyType, a.keyLimit = kt, kt, MaxSortKeyBytes
-		for _, ix := range c.plan.Table.Indexes {
-			if ix.PK.Name == name {
-				a.keyLimit = MaxPartitionKeyBytes
-			}
-		}
+	if !c.indexKeyType(path, a) {
+		return nil
 	}
 	n := 0
 	if spec.From != "" {
@@ -90,6 +80,28 @@ func (c *entityCompiler) attribute(path, name string, spec *AttributeSpec) *attr
 		a.constant = av
 	}
 	return a
+}
+
+// indexKeyType gives an attribute that is an index key the key's type and
+// size limit; false when it declares another type.
+func (c *entityCompiler) indexKeyType(path string, a *attrPlan) bool {
+	kt, isKey := c.plan.Table.KeyAttrType(a.name)
+	if !isKey {
+		return true
+	}
+	// An attribute that is an index key must have the key's type; a
+	// NULL or empty value leaves the item out of the index.
+	if a.typ != TypeAuto && a.typ != kt {
+		c.errs.add(path+".type", "%q is an index key of type %s", a.name, kt)
+		return false
+	}
+	a.typ, a.keyType, a.keyLimit = kt, kt, MaxSortKeyBytes
+	for _, ix := range c.plan.Table.Indexes {
+		if ix.PK.Name == a.name {
+			a.keyLimit = MaxPartitionKeyBytes
+		}
+	}
+	return true
 }
 
 func fromSuffix(s *AttributeSpec) string {
