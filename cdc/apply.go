@@ -72,6 +72,27 @@ type round struct {
 // row index records the result.
 func (r *round) apply(ctx context.Context) error {
 	started := time.Now()
+	aff, fan, err := r.touched()
+	if err != nil {
+		return err
+	}
+	rd, err := r.e.job.Reader.Current(ctx, r.txns)
+	if err != nil {
+		return fmt.Errorf("reading the source: %w", err)
+	}
+	defer rd.Close()
+	if err := r.matchJoins(ctx, rd, aff, fan); err != nil {
+		return err
+	}
+	r.owners = map[hash128]hash128{}
+	r.readTime += time.Since(started)
+	return r.rederive(ctx, rd, aff)
+}
+
+// touched is the rows the round's changes touch: by key, for an entity's
+// own and nested tables; by the values of a join's columns, for a table an
+// entity pre-joins, whose rows matchJoins then finds.
+func (r *round) touched() (affected, map[*dep][][]value.Value, error) {
 	aff := affected{}
 	fan := map[*dep][][]value.Value{}
 	for _, t := range r.txns {
@@ -81,7 +102,7 @@ func (r *round) apply(ctx context.Context) error {
 		for _, ch := range t.Changes {
 			r.counts.Changes++
 			if ch.Op == source.Truncate {
-				return &TruncateError{Table: ch.Table}
+				return nil, nil, &TruncateError{Table: ch.Table}
 			}
 			for _, d := range r.e.graph.byTable[ch.Table] {
 				for _, img := range []map[string]value.Value{ch.Old, ch.New} {
@@ -100,11 +121,12 @@ func (r *round) apply(ctx context.Context) error {
 			}
 		}
 	}
-	rd, err := r.e.job.Reader.Current(ctx, r.txns)
-	if err != nil {
-		return fmt.Errorf("reading the source: %w", err)
-	}
-	defer rd.Close()
+	return aff, fan, nil
+}
+
+// matchJoins adds to aff the entity rows that join the changed rows of
+// the tables they pre-join.
+func (r *round) matchJoins(ctx context.Context, rd source.Reader, aff affected, fan map[*dep][][]value.Value) error {
 	for d, tuples := range fan {
 		for chunk := range slices.Chunk(dedupeTuples(tuples), readChunk) {
 			err := rd.MatchKeys(ctx, d.entity.Query, source.Match{Columns: d.refs, Tuples: chunk}, func(key []value.Value) error {
@@ -116,14 +138,16 @@ func (r *round) apply(ctx context.Context) error {
 			}
 		}
 	}
-	// The rows are re-derived and written a slice at a time, so that a
-	// change that fans out to a million rows holds a slice of them in
-	// memory, not all; every slice reads the same snapshot, and the
-	// round's position is confirmed only after the last. The next slice
-	// is read while the last is written: the reads need only the
-	// snapshot, and the writes, with the row index, stay in order.
-	r.owners = map[hash128]hash128{}
-	r.readTime += time.Since(started)
+	return nil
+}
+
+// rederive re-derives the rows of aff and writes them a slice at a time,
+// so that a change that fans out to a million rows holds a slice of them
+// in memory, not all; every slice reads the same snapshot, and the round's
+// position is confirmed only after the last. The next slice is read while
+// the last is written: the reads need only the snapshot, and the writes,
+// with the row index, stay in order.
+func (r *round) rederive(ctx context.Context, rd source.Reader, aff affected) error {
 	g, gctx := errgroup.WithContext(ctx)
 	ready := make(chan []*derived, 1)
 	g.Go(func() error {
@@ -255,23 +279,15 @@ func (r *round) derive(ctx context.Context, rd source.Reader, ep *mapping.Entity
 	return out, nil
 }
 
-// write records the intent in the row index, writes puts and deletes, and
-// then records the new keys.
-func (r *round) write(ctx context.Context, rows []*derived) error {
-	ix := r.e.index
-	if err := ix.view(func(tx *indexTx) error {
-		for _, d := range rows {
-			d.old = tx.keys(d.entity.Name, d.key)
-		}
-		return nil
-	}); err != nil {
-		return fmt.Errorf("reading the row index: %w", err)
-	}
-	// puts holds each item key's item and the row that puts it.
-	type put struct {
-		it  *mapping.Item
-		row *derived
-	}
+// put is an item to put and the row that puts it.
+type put struct {
+	it  *mapping.Item
+	row *derived
+}
+
+// claim is the items rows put, by item key, each recorded in r.owners as
+// its row's; two rows putting one key is an error naming both.
+func (r *round) claim(rows []*derived) (map[string]put, error) {
 	puts := map[string]put{}
 	for _, d := range rows {
 		id := hashOf(d.entity.Name, string(d.key))
@@ -285,13 +301,19 @@ func (r *round) write(ctx context.Context, rows []*derived) error {
 				if p, ok := puts[it.Key]; ok {
 					other = strconv.Quote(p.row.id())
 				}
-				return fmt.Errorf("two rows produce the item key %s: %s and %q (the mapping's keys are not unique for the source as it is now)",
+				return nil, fmt.Errorf("two rows produce the item key %s: %s and %q (the mapping's keys are not unique for the source as it is now)",
 					it.KeyText(), other, d.id())
 			}
 			r.owners[k] = id
 			puts[it.Key] = put{it, d}
 		}
 	}
+	return puts, nil
+}
+
+// stale is the old keys of rows that no row of the round puts: the items
+// to delete.
+func (r *round) stale(rows []*derived) map[string]bool {
 	dels := map[string]bool{}
 	for _, d := range rows {
 		for _, k := range d.old {
@@ -300,6 +322,26 @@ func (r *round) write(ctx context.Context, rows []*derived) error {
 			}
 		}
 	}
+	return dels
+}
+
+// write records the intent in the row index, writes puts and deletes, and
+// then records the new keys.
+func (r *round) write(ctx context.Context, rows []*derived) error {
+	ix := r.e.index
+	if err := ix.view(func(tx *indexTx) error {
+		for _, d := range rows {
+			d.old = tx.keys(d.entity.Name, d.key)
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("reading the row index: %w", err)
+	}
+	puts, err := r.claim(rows)
+	if err != nil {
+		return err
+	}
+	dels := r.stale(rows)
 	// Intent: every key a row had or is about to have.
 	if err := ix.update(func(tx *indexTx) error {
 		for _, d := range rows {

@@ -46,112 +46,152 @@ type graph struct {
 // source tables. A query: entity cannot be followed change by change, so
 // it is refused with an error naming it.
 func buildGraph(plan *mapping.Plan, tables map[source.TableRef]*source.Table) (*graph, error) {
-	g := &graph{byTable: map[source.TableRef][]*dep{}}
-	needs := map[source.TableRef]*source.TableNeed{}
-	var order []source.TableRef
-	need := func(ref source.TableRef) (*source.TableNeed, error) {
-		if n, ok := needs[ref]; ok {
-			return n, nil
-		}
-		t := tables[ref]
-		if t == nil {
-			return nil, fmt.Errorf("table %s is not among the introspected tables", ref)
-		}
-		n := &source.TableNeed{Table: t}
-		needs[ref] = n
-		order = append(order, ref)
-		return n, nil
-	}
-	use := func(n *source.TableNeed, cols ...string) {
-		for _, c := range cols {
-			if !slices.Contains(n.Columns, c) {
-				n.Columns = append(n.Columns, c)
-			}
-		}
-	}
-	old := func(n *source.TableNeed, cols ...string) {
-		for _, c := range cols {
-			if !slices.Contains(n.Table.PrimaryKey, c) && !slices.Contains(n.OldColumns, c) {
-				n.OldColumns = append(n.OldColumns, c)
-			}
-		}
-	}
+	b := &graphBuilder{g: &graph{byTable: map[source.TableRef][]*dep{}}, tables: tables, needs: map[source.TableRef]*source.TableNeed{}}
 	for _, ep := range plan.Entities {
-		q := ep.Query
-		if q.SQL != "" {
-			return nil, fmt.Errorf("entity %s reads a query: (not a table), whose rows sync cannot follow change by change; sync a mapping without it, or give it from: and join:", ep.Name)
-		}
-		base, err := need(q.Base)
-		if err != nil {
+		if err := b.entity(ep); err != nil {
 			return nil, err
 		}
-		use(base, q.Key...)
-		g.add(q.Base, &dep{entity: ep, kind: depBase, cols: q.Key})
-		aliases := map[string]source.TableRef{}
-		for _, j := range q.Joins {
-			aliases[j.Alias] = j.Table
-			n, err := need(j.Table)
-			if err != nil {
-				return nil, err
-			}
-			d := &dep{entity: ep, kind: depJoin, alias: j.Alias}
-			for _, on := range j.On {
+	}
+	for _, ref := range b.order {
+		b.g.needs = append(b.g.needs, *b.needs[ref])
+	}
+	return b.g, nil
+}
+
+// graphBuilder is the graph being built and what sync needs of each
+// table, kept in the order the tables are first met.
+type graphBuilder struct {
+	g      *graph
+	tables map[source.TableRef]*source.Table
+	needs  map[source.TableRef]*source.TableNeed
+	order  []source.TableRef
+}
+
+// need is what sync needs of table ref, recorded the first time.
+func (b *graphBuilder) need(ref source.TableRef) (*source.TableNeed, error) {
+	if n, ok := b.needs[ref]; ok {
+		return n, nil
+	}
+	t := b.tables[ref]
+	if t == nil {
+		return nil, fmt.Errorf("table %s is not among the introspected tables", ref)
+	}
+	n := &source.TableNeed{Table: t}
+	b.needs[ref] = n
+	b.order = append(b.order, ref)
+	return n, nil
+}
+
+// useColumns adds cols to the columns a change of n's table must carry.
+func useColumns(n *source.TableNeed, cols ...string) {
+	for _, c := range cols {
+		if !slices.Contains(n.Columns, c) {
+			n.Columns = append(n.Columns, c)
+		}
+	}
+}
+
+// needOld adds cols, outside the primary key, to the columns whose old
+// values a change of n's table must carry.
+func needOld(n *source.TableNeed, cols ...string) {
+	for _, c := range cols {
+		if !slices.Contains(n.Table.PrimaryKey, c) && !slices.Contains(n.OldColumns, c) {
+			n.OldColumns = append(n.OldColumns, c)
+		}
+	}
+}
+
+// entity adds the ways ep's tables feed it: its own table, its joins, the
+// columns it selects and its nested tables.
+func (b *graphBuilder) entity(ep *mapping.EntityPlan) error {
+	q := ep.Query
+	if q.SQL != "" {
+		return fmt.Errorf("entity %s reads a query: (not a table), whose rows sync cannot follow change by change; sync a mapping without it, or give it from: and join:", ep.Name)
+	}
+	base, err := b.need(q.Base)
+	if err != nil {
+		return err
+	}
+	useColumns(base, q.Key...)
+	b.g.add(q.Base, &dep{entity: ep, kind: depBase, cols: q.Key})
+	aliases := map[string]source.TableRef{}
+	for _, j := range q.Joins {
+		aliases[j.Alias] = j.Table
+		if err := b.join(ep, base, aliases, j); err != nil {
+			return err
+		}
+	}
+	for _, c := range q.Columns {
+		if c.Alias == "" {
+			useColumns(base, c.Name)
+		} else if ref, ok := aliases[c.Alias]; ok {
+			useColumns(b.needs[ref], c.Name)
+		}
+	}
+	for _, np := range ep.Nests() {
+		if err := b.nest(ep, np); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// join adds a table ep pre-joins; aliases are its joins so far, this one
+// included.
+func (b *graphBuilder) join(ep *mapping.EntityPlan, base *source.TableNeed, aliases map[string]source.TableRef, j source.Join) error {
+	n, err := b.need(j.Table)
+	if err != nil {
+		return err
+	}
+	d := &dep{entity: ep, kind: depJoin, alias: j.Alias}
+	for _, on := range j.On {
+		d.cols = append(d.cols, on.Column)
+		d.refs = append(d.refs, source.ColumnRef{Alias: on.RefAlias, Name: on.RefColumn})
+		if on.RefAlias == "" {
+			useColumns(base, on.RefColumn)
+		} else if ref, ok := aliases[on.RefAlias]; ok {
+			useColumns(b.needs[ref], on.RefColumn)
+		}
+	}
+	useColumns(n, d.cols...)
+	needOld(n, d.cols...)
+	b.g.add(j.Table, d)
+	return nil
+}
+
+// nest adds a table whose rows ep nests.
+func (b *graphBuilder) nest(ep *mapping.EntityPlan, np *mapping.NestPlan) error {
+	q, nq := ep.Query, np.Query
+	child := nq.Joins[len(nq.Joins)-1]
+	n, err := b.need(child.Table)
+	if err != nil {
+		return err
+	}
+	d := &dep{entity: ep, kind: depNest, alias: np.Name}
+	// The entity key's columns, in key order, paired with the
+	// child's columns.
+	for _, k := range q.Key {
+		for _, on := range child.On {
+			if on.RefAlias == "" && on.RefColumn == k {
 				d.cols = append(d.cols, on.Column)
-				d.refs = append(d.refs, source.ColumnRef{Alias: on.RefAlias, Name: on.RefColumn})
-				if on.RefAlias == "" {
-					use(base, on.RefColumn)
-				} else if ref, ok := aliases[on.RefAlias]; ok {
-					use(needs[ref], on.RefColumn)
-				}
 			}
-			use(n, d.cols...)
-			old(n, d.cols...)
-			g.add(j.Table, d)
-		}
-		for _, c := range q.Columns {
-			if c.Alias == "" {
-				use(base, c.Name)
-			} else if ref, ok := aliases[c.Alias]; ok {
-				use(needs[ref], c.Name)
-			}
-		}
-		for _, np := range ep.Nests() {
-			nq := np.Query
-			child := nq.Joins[len(nq.Joins)-1]
-			n, err := need(child.Table)
-			if err != nil {
-				return nil, err
-			}
-			d := &dep{entity: ep, kind: depNest, alias: np.Name}
-			// The entity key's columns, in key order, paired with the
-			// child's columns.
-			for _, k := range q.Key {
-				for _, on := range child.On {
-					if on.RefAlias == "" && on.RefColumn == k {
-						d.cols = append(d.cols, on.Column)
-					}
-				}
-			}
-			if len(d.cols) != len(q.Key) {
-				return nil, fmt.Errorf("entity %s: nested %s is not paired on the whole key", ep.Name, np.Name)
-			}
-			use(n, d.cols...)
-			old(n, d.cols...)
-			for _, c := range nq.Columns {
-				if c.Alias == child.Alias {
-					use(n, c.Name)
-				}
-			}
-			for i := np.ParentKeyLen; i < len(nq.Key); i++ {
-				use(n, nq.Key[i])
-			}
-			g.add(child.Table, d)
 		}
 	}
-	for _, ref := range order {
-		g.needs = append(g.needs, *needs[ref])
+	if len(d.cols) != len(q.Key) {
+		return fmt.Errorf("entity %s: nested %s is not paired on the whole key", ep.Name, np.Name)
 	}
-	return g, nil
+	useColumns(n, d.cols...)
+	needOld(n, d.cols...)
+	for _, c := range nq.Columns {
+		if c.Alias == child.Alias {
+			useColumns(n, c.Name)
+		}
+	}
+	for i := np.ParentKeyLen; i < len(nq.Key); i++ {
+		useColumns(n, nq.Key[i])
+	}
+	b.g.add(child.Table, d)
+	return nil
 }
 
 func (g *graph) add(t source.TableRef, d *dep) { g.byTable[t] = append(g.byTable[t], d) }

@@ -200,30 +200,7 @@ func Unsupported(plan *mapping.Plan, tables map[source.TableRef]*source.Table) e
 // faults of the source and of DynamoDB are waited out; a reset source
 // stops it or, with ResetResnapshot, loads the table again.
 func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
-	if opts.Writers <= 0 {
-		opts.Writers = 8
-	}
-	if opts.RoundChanges <= 0 {
-		opts.RoundChanges = 5000
-	}
-	if opts.Grace <= 0 {
-		opts.Grace = 5 * time.Second
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.Fence <= 0 {
-		opts.Fence = 5 * time.Second
-	}
-	if opts.HeartbeatEvery <= 0 {
-		opts.HeartbeatEvery = 30 * time.Second
-	}
-	if opts.WarnRetainedWAL <= 0 {
-		opts.WarnRetainedWAL = 1 << 30
-	}
-	if opts.OnSourceReset == "" {
-		opts.OnSourceReset = ResetStop
-	}
+	opts = opts.withDefaults()
 	g, err := buildGraph(job.Plan, job.Tables)
 	if err != nil {
 		return nil, err
@@ -300,13 +277,49 @@ func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 		sum.Target = target
 	}
 	defer e.finish(sum, started)
+	return sum, e.attempts(ctx, target, sum)
+}
+
+// withDefaults fills in the options left unset.
+func (opts Options) withDefaults() Options {
+	if opts.Writers <= 0 {
+		opts.Writers = 8
+	}
+	if opts.RoundChanges <= 0 {
+		opts.RoundChanges = 5000
+	}
+	if opts.Grace <= 0 {
+		opts.Grace = 5 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Fence <= 0 {
+		opts.Fence = 5 * time.Second
+	}
+	if opts.HeartbeatEvery <= 0 {
+		opts.HeartbeatEvery = 30 * time.Second
+	}
+	if opts.WarnRetainedWAL <= 0 {
+		opts.WarnRetainedWAL = 1 << 30
+	}
+	if opts.OnSourceReset == "" {
+		opts.OnSourceReset = ResetStop
+	}
+	return opts
+}
+
+// attempts runs attempt until sync stops, fails or catches up: a reset
+// source is loaded again when the options say so, and a transient fault
+// is waited out before the next attempt.
+func (e *engine) attempts(ctx context.Context, target source.Position, sum *Summary) error {
 	for {
 		err := e.attempt(ctx, target, sum)
 		if err == nil {
-			return sum, nil
+			return nil
 		}
 		var reset *SourceResetError
-		if errors.As(err, &reset) && opts.OnSourceReset == ResetResnapshot {
+		if errors.As(err, &reset) && e.opts.OnSourceReset == ResetResnapshot {
 			err = e.resnapshot(ctx, reset)
 			if err == nil {
 				continue
@@ -314,10 +327,10 @@ func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 		}
 		side := e.side(err)
 		if side == notTransient {
-			return sum, err
+			return err
 		}
 		if err := e.waitOut(ctx, side, err); err != nil {
-			return sum, err
+			return err
 		}
 		if side == targetFault {
 			e.writer.Rearm()

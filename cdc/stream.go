@@ -45,6 +45,7 @@ type streamRef struct {
 type streamLoop struct {
 	e        *engine
 	st       Stream
+	events   <-chan source.Event
 	target   source.Position
 	lastSave time.Time
 	rate     *rateMeter
@@ -71,7 +72,7 @@ func (e *engine) stream(ctx context.Context, target source.Position, sum *Summar
 	if e.fault != nil && e.fault.side == sourceFault {
 		e.recovered(metrics.StateStreaming)
 	}
-	l := &streamLoop{e: e, st: st, target: target, rate: newRateMeter(), heartbeat: time.Now()}
+	l := &streamLoop{e: e, st: st, events: st.Events(), target: target, rate: newRateMeter(), heartbeat: time.Now()}
 	return l.run(ctx, sum)
 }
 
@@ -97,110 +98,138 @@ func (l *streamLoop) confirm(pos source.Position, force bool) error {
 	return nil
 }
 
+// run reads the stream round by round until sync is caught up, stopped or
+// fails. Each round is a batch of the stream's events, applied, then
+// confirmed by settle.
 func (l *streamLoop) run(ctx context.Context, sum *Summary) error {
 	e := l.e
-	events := l.st.Events()
-	var queued []*source.Txn
 	stopping := false
 	for {
 		e.health.Beat()
 		if l.caughtUp() {
 			sum.CaughtUp = true
 			e.report(l)
-			return l.confirm(e.state.Confirmed, true)
+			return l.settle(batch{}, true)
 		}
 		if stopping {
 			e.report(l)
-			if err := l.confirm(e.state.Confirmed, true); err != nil {
+			if err := l.settle(batch{}, true); err != nil {
 				return err
 			}
 			return pipeline.ErrInterrupted
 		}
-		// Gather whole transactions until the round is full or nothing
-		// more is waiting.
-		var idle source.Position
 		select {
 		case <-e.opts.Stop:
 			e.stopping()
 			stopping = true
-			continue
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-e.beat.C:
 			l.tick(ctx)
 			e.report(l)
-			continue
-		case ev, ok := <-events:
+		case ev, ok := <-l.events:
 			if !ok {
 				return l.ended(ctx)
 			}
 			e.metrics.Event(time.Now())
-			switch {
-			case ev.Schema != nil:
-				if err := l.confirm(e.state.Confirmed, true); err != nil {
-					return err
-				}
-				return &SchemaError{Change: *ev.Schema}
-			case ev.Txn != nil:
-				queued = append(queued, ev.Txn)
-				e.live.pending(ev.Txn.Commit)
-			default:
-				idle = ev.Idle
-			}
-		}
-		n := 0
-		for _, t := range queued {
-			n += len(t.Changes)
-		}
-	gather:
-		for idle == "" && n < e.opts.RoundChanges {
-			select {
-			case ev, ok := <-events:
-				if !ok {
-					break gather
-				}
-				switch {
-				case ev.Schema != nil:
-					// Apply what came before the DDL first.
-					if err := l.applyRound(ctx, queued); err != nil {
-						return err
-					}
-					if err := l.confirm(e.state.Confirmed, true); err != nil {
-						return err
-					}
-					return &SchemaError{Change: *ev.Schema}
-				case ev.Txn != nil:
-					queued = append(queued, ev.Txn)
-					e.live.pending(ev.Txn.Commit)
-					n += len(ev.Txn.Changes)
-				default:
-					idle = ev.Idle
-				}
-			default:
-				break gather
-			}
-		}
-		if len(queued) > 0 {
-			if err := l.applyRound(ctx, queued); err != nil {
-				return err
-			}
-			if len(events) > 0 {
-				// A backlog waits in the stream: its oldest transaction
-				// committed no earlier than the last one applied.
-				e.live.pending(queued[len(queued)-1].Commit)
-			}
-			queued = queued[:0]
-		}
-		if idle != "" {
-			// Everything received is applied: the source is idle up to
-			// idle, so that position is confirmed too (and WAL does not
-			// pile up behind an idle slot).
-			e.live.caughtUp(time.Now())
-			if err := l.confirm(idle, false); err != nil {
+			if err := l.round(ctx, l.gather(ev)); err != nil {
 				return err
 			}
 		}
 	}
+}
+
+// batch is what one round gathered from the stream.
+type batch struct {
+	// txns are whole transactions (or a piece of a large one), in order.
+	txns []*source.Txn
+	// idle is the position the source said it is idle up to, after txns.
+	idle source.Position
+	// schema is DDL after txns: sync applies them, confirms and stops.
+	schema *source.SchemaChange
+}
+
+// gather starts a batch with ev and adds whole transactions while more
+// wait in the stream, until the batch holds a round's worth of changes,
+// the source says it is idle, DDL arrives or the stream closes.
+func (l *streamLoop) gather(ev source.Event) batch {
+	e := l.e
+	var b batch
+	n := 0
+	for {
+		switch {
+		case ev.Schema != nil:
+			b.schema = ev.Schema
+			return b
+		case ev.Txn != nil:
+			b.txns = append(b.txns, ev.Txn)
+			e.live.pending(ev.Txn.Commit)
+			n += len(ev.Txn.Changes)
+		default:
+			b.idle = ev.Idle
+		}
+		if b.idle != "" || n >= e.opts.RoundChanges {
+			return b
+		}
+		var ok bool
+		select {
+		case ev, ok = <-l.events:
+			if !ok {
+				return b
+			}
+		default:
+			return b
+		}
+	}
+}
+
+// round applies a batch and confirms what it made safe. DDL stops sync
+// once what came before it is applied and confirmed.
+func (l *streamLoop) round(ctx context.Context, b batch) error {
+	if err := l.applyRound(ctx, b.txns); err != nil {
+		return err
+	}
+	if b.schema != nil {
+		if err := l.settle(b, true); err != nil {
+			return err
+		}
+		return &SchemaError{Change: *b.schema}
+	}
+	if len(b.txns) > 0 && len(l.events) > 0 {
+		// A backlog waits in the stream: its oldest transaction
+		// committed no earlier than the last one applied.
+		l.e.live.pending(b.txns[len(b.txns)-1].Commit)
+	}
+	return l.settle(b, false)
+}
+
+// settle is where sync decides what it confirms, after each round and
+// before it returns:
+//   - the end of the round's last whole transaction; a round that is only
+//     a piece of a large transaction (source.Txn.Partial) confirms nothing
+//     until its last piece is applied;
+//   - then the position the source said it is idle up to: everything
+//     received is applied, so that position is confirmed too (and WAL
+//     does not pile up behind an idle slot);
+//   - when sync is about to return (final: DDL, a stop, caught up), the
+//     state is saved at once; otherwise at most once a second.
+func (l *streamLoop) settle(b batch, final bool) error {
+	e := l.e
+	if through := lastEnd(b.txns); through != "" {
+		if err := l.confirm(through, false); err != nil {
+			return err
+		}
+	}
+	if b.idle != "" {
+		e.live.caughtUp(time.Now())
+		if err := l.confirm(b.idle, false); err != nil {
+			return err
+		}
+	}
+	if final {
+		return l.confirm(e.state.Confirmed, true)
+	}
+	return nil
 }
 
 // ended is the change stream closing on its own: a lost connection, or
@@ -218,8 +247,8 @@ func (l *streamLoop) ended(ctx context.Context) error {
 	return &ResumableError{Err: err}
 }
 
-// applyRound applies queued transactions and confirms the last one's end.
-// After a stop signal the round's writes get the grace period.
+// applyRound applies queued transactions; settle confirms them. After a
+// stop signal the round's writes get the grace period.
 func (l *streamLoop) applyRound(ctx context.Context, txns []*source.Txn) error {
 	e := l.e
 	if len(txns) == 0 {
@@ -272,12 +301,7 @@ func (l *streamLoop) applyRound(ctx context.Context, txns []*source.Txn) error {
 	e.metrics.Applied(r.counts.Transactions, r.counts.Changes, r.counts.ItemsWritten, r.counts.ItemsDeleted)
 	e.live.applied()
 	e.recovered(metrics.StateStreaming)
-	if through == "" {
-		// A piece of a large transaction with nothing whole before it:
-		// nothing can be confirmed until its last piece is applied.
-		return nil
-	}
-	return l.confirm(through, false)
+	return nil
 }
 
 // lastEnd is the end of the last whole transaction of txns: a piece of a
