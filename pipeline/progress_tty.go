@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dynafold/dynafold/internal/render"
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 )
@@ -72,7 +73,7 @@ func (t *TerminalProgress) line(name string) string {
 	t.mu.Unlock()
 	eta := "ETA —"
 	if e.ETA >= 0 {
-		eta = "ETA " + shortDuration(e.ETA)
+		eta = "ETA " + render.Seconds(e.ETA)
 	}
 	items := Thousands(e.ItemsWritten) + " items written"
 	if e.ItemsEstimate > 0 {

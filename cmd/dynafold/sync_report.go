@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dynafold/dynafold/cdc"
+	"github.com/dynafold/dynafold/internal/render"
 	"github.com/dynafold/dynafold/pipeline"
 )
 
@@ -36,7 +37,7 @@ func (a *app) syncStatus() func(cdc.Status) {
 				state += s.Fault + " · "
 			}
 			fmt.Fprintf(a.stderr, "\r\033[Ksync: %slag %.1fs, %s WAL · %s changes/s · %s changes, %s items written, %s deleted (%.1f per change)%s",
-				state, s.LagSeconds, byteSize(s.LagBytes), pipeline.Thousands(int64(s.ChangesPerSec)), pipeline.Thousands(s.Run.Changes),
+				state, s.LagSeconds, render.Bytes(s.LagBytes), pipeline.Thousands(int64(s.ChangesPerSec)), pipeline.Thousands(s.Run.Changes),
 				pipeline.Thousands(s.Run.ItemsWritten), pipeline.Thousands(s.Run.ItemsDeleted), s.FanOut, caughtUpNote(s.CaughtUp))
 		}
 	case "json":
@@ -89,16 +90,4 @@ func (a *app) printSyncSummary(s *cdc.Summary, statePath string) {
 		slot = "; slot " + s.Slot
 	}
 	fmt.Fprintf(a.stdout, "confirmed through %s%s%s; checkpoint %s\n", s.Confirmed, note, slot, statePath)
-}
-
-func byteSize(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
