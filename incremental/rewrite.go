@@ -116,7 +116,7 @@ func (s *CompareSink) get(ctx context.Context, part []*mapping.Item) (map[string
 		progress := false
 		if err == nil {
 			for _, item := range resp.Responses[s.table] {
-				if k, ok := itemKey(item, s.pk, s.sk); ok {
+				if k, ok := mapping.ItemKey(item, s.pk, s.sk); ok {
 					out[k] = item
 				}
 			}
@@ -137,16 +137,6 @@ func (s *CompareSink) get(ctx context.Context, part []*mapping.Item) (map[string
 		}
 	}
 	return out, nil
-}
-
-// itemKey renders an item's key as mapping.Item.Key does.
-func itemKey(item map[string]types.AttributeValue, pk, sk string) (string, bool) {
-	p, ok := verify.KeyText(item[pk])
-	if !ok || sk == "" {
-		return p, ok
-	}
-	s, ok := verify.KeyText(item[sk])
-	return p + "\x00" + s, ok
 }
 
 // Stats implements sink.Sink: the inner sink's, which counts only the

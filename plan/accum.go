@@ -2,7 +2,6 @@ package plan
 
 import (
 	"container/heap"
-	"fmt"
 
 	"github.com/dynafold/dynafold/mapping"
 )
@@ -183,13 +182,9 @@ func (a *aggregator) item(ro *rowObs, ep *mapping.EntityPlan, e *entAcc, it *ite
 	}
 }
 
-// renderKey shows an item key as (PK "…", SK "…").
+// renderKey shows an item key as every report does: (PK "…", SK "…").
 func (a *aggregator) renderKey(key string, pkLen int) string {
-	tbl := a.p.Table
-	if tbl.SK == nil {
-		return fmt.Sprintf("(%s %q)", tbl.PK.Name, key)
-	}
-	return fmt.Sprintf("(%s %q, %s %q)", tbl.PK.Name, key[:pkLen], tbl.SK.Name, key[pkLen+1:])
+	return a.p.Table.KeyTextOf(key, pkLen)
 }
 
 // LargeItem is one of the largest items, with the row it comes from.

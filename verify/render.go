@@ -71,7 +71,10 @@ func (r *Report) sampleNote() string {
 		r.Sample.Fraction*100, r.Sample.Seed, r.Totals.RowsSampled, r.Totals.RowsSeen)
 }
 
-// keyText renders a finding's key with the table's attribute names.
+// keyText renders a finding's key with the table's attribute names, in
+// the notation of the report's values (Value.Text: strings quoted,
+// numbers bare, binary b64"…") so that a key reads like the attributes
+// beside it; the key's values are mapping.KeyText's.
 func (r *Report) keyText(k Key) string {
 	s := r.KeySchema.PK.Name + "=" + keyValueText(r.KeySchema.PK.Type, k.PK)
 	if r.KeySchema.SK != nil && k.SK != nil {
@@ -85,7 +88,7 @@ func keyValueText(typ, v string) string {
 	case "N":
 		return v
 	case "B":
-		return `b64"` + v + `"`
+		return binaryLiteral(v)
 	}
 	return quote(v)
 }
