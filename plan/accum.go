@@ -170,7 +170,9 @@ func (a *aggregator) item(ro *rowObs, ep *mapping.EntityPlan, e *entAcc, it *ite
 			collection += int64(io.size)
 		}
 	}
-	t.pk.add(it.key[:it.pkLen], [nWeights]int64{1, collection, units})
+	// Counted by the text reports show (binary in base64), as the
+	// indexes' partition keys are: KeyStat.Key is for people.
+	t.pk.add(mapping.KeyText(a.p.Table.PartitionKeyAttr(it.key[:it.pkLen])), [nWeights]int64{1, collection, units})
 
 	if a.dup.add(it.key) {
 		a.finding(Error, "data.duplicate_key", "entities."+ep.Name, ep.Name,
