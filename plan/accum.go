@@ -177,16 +177,11 @@ func (a *aggregator) item(ro *rowObs, ep *mapping.EntityPlan, e *entAcc, it *ite
 	if a.dup.add(it.key) {
 		a.finding(Error, "data.duplicate_key", "entities."+ep.Name, ep.Name,
 			"item key %s is produced again by %s row %s: one item would silently overwrite the other",
-			a.renderKey(it.key, it.pkLen), ep.Name, mapping.KeyStringOf(ep.SourceKey(ro.srcKey)))
+			a.p.Table.KeyTextOf(it.key, it.pkLen), ep.Name, mapping.KeyStringOf(ep.SourceKey(ro.srcKey)))
 	}
 	if a.large.wants(size) {
-		a.large.push(LargeItem{Entity: ep.Name, SourceKey: mapping.KeyStringOf(ep.SourceKey(ro.srcKey)), Key: a.renderKey(it.key, it.pkLen), Bytes: size})
+		a.large.push(LargeItem{Entity: ep.Name, SourceKey: mapping.KeyStringOf(ep.SourceKey(ro.srcKey)), Key: a.p.Table.KeyTextOf(it.key, it.pkLen), Bytes: size})
 	}
-}
-
-// renderKey shows an item key as every report does: (PK "…", SK "…").
-func (a *aggregator) renderKey(key string, pkLen int) string {
-	return a.p.Table.KeyTextOf(key, pkLen)
 }
 
 // LargeItem is one of the largest items, with the row it comes from.
