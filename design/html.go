@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynafold/dynafold/internal/render"
 	"github.com/dynafold/dynafold/mapping"
 	"github.com/dynafold/dynafold/pipeline"
 	"github.com/dynafold/dynafold/plan"
@@ -313,7 +314,7 @@ func (m *Model) measurements(pg *page) {
 func sizeChartOf(er plan.EntityReport) *sizeChart {
 	h := er.SizeHistogram
 	s := er.ItemSize
-	c := &sizeChart{Summary: fmt.Sprintf("%s items; p50 %s, p99 %s, max %s", pipeline.Thousands(er.Items), plan.HumanBytes(s.P50), plan.HumanBytes(s.P99), plan.HumanBytes(s.Max))}
+	c := &sizeChart{Summary: fmt.Sprintf("%s items; p50 %s, p99 %s, max %s", pipeline.Thousands(er.Items), render.Bytes(s.P50), render.Bytes(s.P99), render.Bytes(s.Max))}
 	if len(h) == 0 {
 		return c
 	}
@@ -346,9 +347,9 @@ func sizeChartOf(er plan.EntityReport) *sizeChart {
 			hgt = max(hgt, 1)
 		}
 		c.Bars = append(c.Bars, bar{X: i * w, Y: chartH - hgt, W: max(w-2, 1), H: hgt,
-			Title: fmt.Sprintf("%s to %s: %s items", plan.HumanBytes(b.Min), plan.HumanBytes(b.Max), pipeline.Thousands(b.Items))})
+			Title: fmt.Sprintf("%s to %s: %s items", render.Bytes(b.Min), render.Bytes(b.Max), pipeline.Thousands(b.Items))})
 	}
-	c.From, c.To = plan.HumanBytes(buckets[0].Min), plan.HumanBytes(buckets[len(buckets)-1].Max)
+	c.From, c.To = render.Bytes(buckets[0].Min), render.Bytes(buckets[len(buckets)-1].Max)
 	return c
 }
 

@@ -36,32 +36,15 @@ func (t *TableSchema) PartitionKeyAttr(text string) types.AttributeValue {
 }
 
 // ItemKey returns the key of an item read from the table in Item.Key's
-// text form, so that it can be matched with built items: numbers in
-// canonical form, binary as raw bytes. ok is false when a key attribute is
-// missing or not of a key type. KeyAttributes is its inverse.
+// form (ItemKey, KeyIdentity), so that it can be matched with built items.
+// ok is false when a key attribute is missing or not of a key type.
+// KeyAttributes is its inverse.
 func (t *TableSchema) ItemKey(item map[string]types.AttributeValue) (key string, ok bool) {
-	key, ok = keyPartText(item[t.PK.Name])
-	if !ok || t.SK == nil {
-		return key, ok
+	sk := ""
+	if t.SK != nil {
+		sk = t.SK.Name
 	}
-	sk, ok := keyPartText(item[t.SK.Name])
-	return key + "\x00" + sk, ok
-}
-
-// keyPartText is one key attribute in Item.Key's text form.
-func keyPartText(av types.AttributeValue) (string, bool) {
-	switch v := av.(type) {
-	case *types.AttributeValueMemberS:
-		return v.Value, true
-	case *types.AttributeValueMemberN:
-		if n, err := NormalizeNumber(v.Value); err == nil {
-			return n, true
-		}
-		return v.Value, true
-	case *types.AttributeValueMemberB:
-		return string(v.Value), true
-	}
-	return "", false
+	return ItemKey(item, t.PK.Name, sk)
 }
 
 func keyAttr(text string, typ AttrType) types.AttributeValue {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/dynafold/dynafold/internal/render"
 )
 
 // maxKeysShown bounds the keys listed per pattern in text and Markdown.
@@ -92,8 +94,6 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 			}
 			result = "❌ " + strings.Join(failed, "; ")
 		}
-		fmt.Fprintf(w, "| %s | `%s` | %d | %d | %g | %s |\n", p.Name, p.Query, p.Count, p.Pages, p.ConsumedCapacity, mdEscape(result))
+		fmt.Fprintf(w, "| %s | `%s` | %d | %d | %g | %s |\n", render.Markdown(p.Name), p.Query, p.Count, p.Pages, p.ConsumedCapacity, render.Markdown(result))
 	}
 }
-
-func mdEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }

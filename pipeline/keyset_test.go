@@ -101,5 +101,5 @@ func TestRunCatchesDuplicateAfterTheFilterGrew(t *testing.T) {
 	_, err := Run(context.Background(), job(p, snap, newFakeSink(1), checkpoint.NewMemoryStore()), Options{Readers: 2, Writers: 2})
 	var rerr *mapping.RowError
 	require.ErrorAs(t, err, &rerr)
-	require.Regexp(t, `row id=(3|19999): key collision: item key \("G", "T#3"\) is also produced by entity thing, row id=(3|19999)`, err.Error())
+	require.Regexp(t, `row id=(3|19999): key collision: item key \(PK "G", SK "T#3"\) is also produced by entity thing, row id=(3|19999)`, err.Error())
 }

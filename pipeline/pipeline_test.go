@@ -263,9 +263,9 @@ func TestRunReportsKeyCollisions(t *testing.T) {
 	_, err := Run(context.Background(), job(p, &fakeSnapshot{n: 40}, newFakeSink(1), checkpoint.NewMemoryStore()), Options{Readers: 1, Writers: 1})
 	var rerr *mapping.RowError
 	require.ErrorAs(t, err, &rerr)
-	require.Contains(t, err.Error(), "key collision: item key (\"G\", \"T#")
+	require.Contains(t, err.Error(), "key collision: item key (PK \"G\", SK \"T#")
 	// Builders run in parallel, so either row of a pair may be the one held.
-	m := regexp.MustCompile(`entity thing, row id=(\d+): key collision: item key \("G", "T#(\d+)"\) is also produced by entity thing, row id=(\d+)`).FindStringSubmatch(err.Error())
+	m := regexp.MustCompile(`entity thing, row id=(\d+): key collision: item key \(PK "G", SK "T#(\d+)"\) is also produced by entity thing, row id=(\d+)`).FindStringSubmatch(err.Error())
 	require.NotNil(t, m, err.Error())
 	a, _ := strconv.Atoi(m[1])
 	grp, _ := strconv.Atoi(m[2])

@@ -108,33 +108,92 @@ func (r *run) progress(final bool) Snapshot {
 	return s
 }
 
+// Status is one moment of a command that goes on after its load (sync,
+// streaming changes), shown by the display that showed the load's
+// progress: StatusDisplay.
+type Status struct {
+	// Line is the terminal's one line, redrawn in place under the bars.
+	Line string
+	// JSON is the JSON display's line, its "event" field included.
+	JSON any
+	// Last is a moment shown whatever the interval (caught up, stopping).
+	Last bool
+}
+
+// StatusDisplay is a Progress that also shows a Status; both displays
+// are. ShowStatus is called from one goroutine at a time, as Update.
+type StatusDisplay interface {
+	Progress
+	ShowStatus(s Status)
+}
+
+var (
+	_ StatusDisplay = (*JSONProgress)(nil)
+	_ StatusDisplay = (*TerminalProgress)(nil)
+)
+
+// gate lets a line through at most once per interval; a last line always.
+type gate struct {
+	interval time.Duration
+	last     time.Time
+}
+
+func (g *gate) pass(last bool) bool {
+	if !last && time.Since(g.last) < g.interval {
+		return false
+	}
+	g.last = time.Now()
+	return true
+}
+
 // JSONProgress writes a JSON status line every interval (and a last one at
 // the end), for logs and CI where there is no terminal.
 type JSONProgress struct {
 	mu       sync.Mutex
 	w        io.Writer
-	interval time.Duration
-	last     time.Time
+	progress gate
+	status   gate
 }
 
-// NewJSONProgress writes to w at most once per interval.
+// NewJSONProgress writes progress and status lines to w, each at most once
+// per interval. The first status line is written at once: it is the
+// first sign that streaming has begun.
 func NewJSONProgress(w io.Writer, interval time.Duration) *JSONProgress {
-	return &JSONProgress{w: w, interval: interval, last: time.Now()}
+	return &JSONProgress{w: w, progress: gate{interval, time.Now()}, status: gate{interval: interval}}
+}
+
+// StatusEvery sets how often a status line is written, where it differs
+// from the progress lines' interval (sync's --status-every).
+func (j *JSONProgress) StatusEvery(d time.Duration) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.status.interval = d
 }
 
 // Update implements Progress.
 func (j *JSONProgress) Update(p Snapshot) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if !p.Final && time.Since(j.last) < j.interval {
+	if !j.progress.pass(p.Final) {
 		return
 	}
-	j.last = time.Now()
-	line := struct {
+	j.write(struct {
 		Time  time.Time `json:"time"`
 		Event string    `json:"event"`
 		Snapshot
-	}{time.Now().UTC(), "progress", p}
+	}{time.Now().UTC(), "progress", p})
+}
+
+// ShowStatus implements StatusDisplay: s.JSON as one line.
+func (j *JSONProgress) ShowStatus(s Status) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.status.pass(s.Last) {
+		j.write(s.JSON)
+	}
+}
+
+func (j *JSONProgress) write(line any) {
 	b, _ := json.Marshal(line)
 	_, _ = j.w.Write(append(b, '\n'))
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dynafold/dynafold/internal/render"
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 )
@@ -18,10 +19,16 @@ type TerminalProgress struct {
 	p      *mpb.Progress
 	bars   map[string]*mpb.Bar
 	writes *mpb.Bar
-	// mu guards last and lastSnap, which mpb's render goroutine reads.
-	mu       sync.Mutex
-	last     map[string]EntityProgress
-	lastSnap Snapshot
+	// statusMu guards status, made by the first ShowStatus (apart from mu:
+	// making a bar waits for mpb, whose render goroutine takes mu).
+	statusMu sync.Mutex
+	status   *mpb.Bar
+	// mu guards last, lastSnap and statusLine, which mpb's render
+	// goroutine reads.
+	mu         sync.Mutex
+	last       map[string]EntityProgress
+	lastSnap   Snapshot
+	statusLine string
 }
 
 // NewTerminalProgress draws on w, which should be a terminal.
@@ -72,7 +79,7 @@ func (t *TerminalProgress) line(name string) string {
 	t.mu.Unlock()
 	eta := "ETA —"
 	if e.ETA >= 0 {
-		eta = "ETA " + shortDuration(e.ETA)
+		eta = "ETA " + render.Seconds(e.ETA)
 	}
 	items := Thousands(e.ItemsWritten) + " items written"
 	if e.ItemsEstimate > 0 {
@@ -100,6 +107,24 @@ func (t *TerminalProgress) writesLine() string {
 	return fmt.Sprintf("writes: %s WCU/s  %s throttled requests  %s", ThousandsF(s.WCUPerSec), Thousands(s.Throttled), limit)
 }
 
+// ShowStatus implements StatusDisplay: s.Line as the last line, redrawn
+// in place.
+func (t *TerminalProgress) ShowStatus(s Status) {
+	t.mu.Lock()
+	t.statusLine = s.Line
+	t.mu.Unlock()
+	t.statusMu.Lock()
+	defer t.statusMu.Unlock()
+	if t.status == nil {
+		t.status = t.p.New(0, mpb.NopStyle(), mpb.BarPriority(1<<30+1),
+			mpb.PrependDecorators(decor.Any(func(decor.Statistics) string {
+				t.mu.Lock()
+				defer t.mu.Unlock()
+				return t.statusLine
+			})))
+	}
+}
+
 // Writer prints whole lines above the bars, so that log lines and
 // messages are not covered by the next redraw. It fails once the display
 // is closed.
@@ -112,8 +137,13 @@ func (t *TerminalProgress) Close() {
 			b.Abort(false)
 		}
 	}
-	if t.writes != nil && !t.writes.Completed() {
-		t.writes.Abort(false)
+	t.statusMu.Lock()
+	status := t.status
+	t.statusMu.Unlock()
+	for _, b := range []*mpb.Bar{t.writes, status} {
+		if b != nil && !b.Completed() {
+			b.Abort(false)
+		}
 	}
 	t.p.Wait()
 }

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"container/heap"
-	"fmt"
 
 	"github.com/dynafold/dynafold/mapping"
 )
@@ -171,25 +170,18 @@ func (a *aggregator) item(ro *rowObs, ep *mapping.EntityPlan, e *entAcc, it *ite
 			collection += int64(io.size)
 		}
 	}
-	t.pk.add(it.key[:it.pkLen], [nWeights]int64{1, collection, units})
+	// Counted by the text reports show (binary in base64), as the
+	// indexes' partition keys are: KeyStat.Key is for people.
+	t.pk.add(mapping.KeyText(a.p.Table.PartitionKeyAttr(it.key[:it.pkLen])), [nWeights]int64{1, collection, units})
 
 	if a.dup.add(it.key) {
 		a.finding(Error, "data.duplicate_key", "entities."+ep.Name, ep.Name,
 			"item key %s is produced again by %s row %s: one item would silently overwrite the other",
-			a.renderKey(it.key, it.pkLen), ep.Name, mapping.KeyStringOf(ep.SourceKey(ro.srcKey)))
+			a.p.Table.KeyTextOf(it.key, it.pkLen), ep.Name, mapping.KeyStringOf(ep.SourceKey(ro.srcKey)))
 	}
 	if a.large.wants(size) {
-		a.large.push(LargeItem{Entity: ep.Name, SourceKey: mapping.KeyStringOf(ep.SourceKey(ro.srcKey)), Key: a.renderKey(it.key, it.pkLen), Bytes: size})
+		a.large.push(LargeItem{Entity: ep.Name, SourceKey: mapping.KeyStringOf(ep.SourceKey(ro.srcKey)), Key: a.p.Table.KeyTextOf(it.key, it.pkLen), Bytes: size})
 	}
-}
-
-// renderKey shows an item key as (PK "…", SK "…").
-func (a *aggregator) renderKey(key string, pkLen int) string {
-	tbl := a.p.Table
-	if tbl.SK == nil {
-		return fmt.Sprintf("(%s %q)", tbl.PK.Name, key)
-	}
-	return fmt.Sprintf("(%s %q, %s %q)", tbl.PK.Name, key[:pkLen], tbl.SK.Name, key[pkLen+1:])
 }
 
 // LargeItem is one of the largest items, with the row it comes from.

@@ -3,6 +3,8 @@ package plan
 import (
 	"fmt"
 	"math"
+
+	"github.com/dynafold/dynafold/internal/render"
 )
 
 // The data findings that need the whole scan (item collections, hot keys,
@@ -36,11 +38,11 @@ func (a *aggregator) collectionFindings(scale float64) []Finding {
 		if sure[i] {
 			fs.add(Error, Data, "limit.lsi_collection", "target.indexes", "",
 				"item collection %s=%q is %s (its items plus their local-index entries); with a local index an item collection is at most %s",
-				tbl.PK.Name, k.Key, humanBytes(size), humanBytes(lim))
+				tbl.PK.Name, k.Key, render.Bytes(size), render.Bytes(lim))
 		} else {
 			fs.add(Warning, Data, "limit.lsi_collection", "target.indexes", "",
 				"item collection %s=%q may exceed %s: heavy-hitter tracking puts it between %s and %s",
-				tbl.PK.Name, k.Key, humanBytes(lim), humanBytes(int64(float64(k.Bytes-k.Overstated)*scale)), humanBytes(size))
+				tbl.PK.Name, k.Key, render.Bytes(lim), render.Bytes(int64(float64(k.Bytes-k.Overstated)*scale)), render.Bytes(size))
 		}
 	}
 	return fs
@@ -71,7 +73,7 @@ func (a *aggregator) hotKeyFindings(sc func(int64) int64, loadSeconds float64) [
 			}
 			fs.add(Warning, Data, "partition.hot", path, "",
 				"%s value %s=%q%s takes %s%s write units: spread over the load it would need %s write units per second, more than the %s a partition accepts, so writes to it throttle and the load takes at least %s; spread it, e.g. with a write-shard suffix (${…|shard:N})",
-				where, attr, k.Key, share, atLeast(k.Overstated), num(units), num(int64(math.Round(perSecond))), rate(pw), humanDuration(float64(units)/pw))
+				where, attr, k.Key, share, atLeast(k.Overstated), num(units), num(int64(math.Round(perSecond))), rate(pw), render.Seconds(float64(units)/pw))
 		}
 	}
 	tbl := a.p.Table

@@ -2,8 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"math"
-	"time"
 )
 
 // EstimateInput is what the estimates are computed from: totals for the
@@ -176,16 +174,4 @@ func priceSource(price float64) string {
 		return "the us-east-1 price (--write-price to change)"
 	}
 	return "as given by --write-price"
-}
-
-// humanDuration renders seconds for people.
-func humanDuration(s float64) string {
-	switch {
-	case s < 1:
-		return fmt.Sprintf("%.3gs", s)
-	case s < 60:
-		return fmt.Sprintf("%.1fs", s)
-	}
-	d := time.Duration(math.Round(s)) * time.Second
-	return d.String()
 }

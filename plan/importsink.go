@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/dynafold/dynafold/internal/render"
 	"github.com/dynafold/dynafold/mapping"
 )
 
@@ -63,16 +64,6 @@ func (r *Report) WriteImportText(w io.Writer) error {
 	}
 	e := r.Import
 	_, err := fmt.Fprintf(w, "\nImport (export + ImportTable)\n  %s of items at $%.2f/GB: ≥ $%.2f   (BatchWrite on demand: $%.2f; no write capacity used)\n  %s\n",
-		bytesText(e.Bytes), e.PricePerGB, e.USD, e.BatchWriteUSD, e.Note)
+		render.Bytes(e.Bytes), e.PricePerGB, e.USD, e.BatchWriteUSD, e.Note)
 	return err
-}
-
-func bytesText(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynafold/dynafold/mapping"
 	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/value"
 )
@@ -268,4 +269,37 @@ entities:
 	lowered.SortKeyBytes = 1
 	rep = runOn(t, yaml, map[string][]value.Row{"hosts": hostRows("ok")}, Options{Limits: lowered})
 	require.Equal(t, []lf{{"error", "limit.key_length", "entities.host", "row id=1: sort key SK is 2 bytes; the limit is 1"}}, dataFindings(rep))
+}
+
+// A binary partition key reads in base64 wherever plan names it, as in
+// every report: the duplicate-key finding, the largest items and the
+// hottest keys.
+func TestMeasureShowsBinaryKeysInBase64(t *testing.T) {
+	schema := testSchema()
+	tags := &source.Table{Ref: source.TableRef{Name: "tags"}, PrimaryKey: []string{"id"}, Unique: [][]string{{"id"}},
+		Columns: []source.Column{{Name: "id", Kind: value.Int}, {Name: "tag", Kind: value.Bytes}}}
+	schema.Tables[tags.Ref] = tags
+	cfg, err := mapping.Parse([]byte(head + `
+target: {table: tags, key: {pk: PK, sk: SK}, attribute_types: {PK: B}}
+entities:
+  tag:
+    from: tags
+    key: {pk: "${tag}", sk: TAG}
+    primary_key: [id]
+lint: {ignore: [key.incomplete]}
+`))
+	require.NoError(t, err)
+	p, err := mapping.Compile(cfg, schema, mapping.Options{})
+	require.NoError(t, err)
+	require.Equal(t, mapping.TypeB, p.Table.PK.Type)
+	tag := value.Value{Kind: value.Bytes, B: []byte{0x00, 0xff, 'a'}}
+	rows := map[string][]value.Row{"tags": {{value.IntValue(1), tag}, {value.IntValue(2), tag}}}
+	rep, err := Run(context.Background(), Input{Plan: p, Schema: schema, Snapshot: &memSnapshot{rows: rows}}, Options{Readers: 1, ShardsPerEntity: 1})
+	require.NoError(t, err)
+
+	require.Contains(t, dataFindings(rep), lf{"error", "data.duplicate_key", "entities.tag", `item key (PK "AP9h", SK "TAG") is produced again by tag row id=2: one item would silently overwrite the other`})
+	require.NotEmpty(t, rep.Totals.LargestItems)
+	require.Equal(t, `(PK "AP9h", SK "TAG")`, rep.Totals.LargestItems[0].Key)
+	require.NotEmpty(t, rep.Totals.PartitionKeys.TopByItems)
+	require.Equal(t, "AP9h", rep.Totals.PartitionKeys.TopByItems[0].Key)
 }

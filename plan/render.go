@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/dynafold/dynafold/internal/render"
 )
 
 // WriteJSON writes the report as indented JSON.
@@ -35,27 +37,27 @@ func countsLine(c Counts) string {
 
 // WriteText writes the report for a terminal.
 func (r *Report) WriteText(w io.Writer) error {
-	ew := &errWriter{w: w}
-	ew.printf("plan for table %s", r.Table)
+	ew := render.NewWriter(w)
+	ew.Printf("plan for table %s", r.Table)
 	if r.Source != "" {
-		ew.printf(" from %s", r.Source)
+		ew.Printf(" from %s", r.Source)
 	}
-	ew.printf("\n%s (%s)\n", r.statusLine(), countsLine(r.Counts))
+	ew.Printf("\n%s (%s)\n", r.statusLine(), countsLine(r.Counts))
 	if r.Sampling != nil {
-		ew.printf("%s\n", r.Sampling.Note)
+		ew.Printf("%s\n", r.Sampling.Note)
 	}
 	if len(r.Findings) > 0 {
-		ew.printf("\nFINDINGS\n")
+		ew.Printf("\nFINDINGS\n")
 		for _, f := range r.Findings {
 			where := f.Path
 			if where == "" {
 				where = "-"
 			}
-			ew.printf("  %-7s %-22s %s\n          %s\n", f.Severity, f.Check, where, indent(f.Message, "          "))
+			ew.Printf("  %-7s %-22s %s\n          %s\n", f.Severity, f.Check, where, indent(f.Message, "          "))
 		}
 	}
 	if len(r.Entities) > 0 {
-		ew.printf("\nENTITIES\n")
+		ew.Printf("\nENTITIES\n")
 		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
 		hdr := "  ENTITY\tROWS\tITEMS\tREJECTED\tBYTES\tMIN\tP50\tP99\tMAX\tMAX PK\tMAX SK\tWCU\t"
 		for _, ix := range r.Indexes {
@@ -81,126 +83,126 @@ func (r *Report) WriteText(w io.Writer) error {
 		tw.Flush()
 		for _, e := range r.Entities {
 			if e.Split != nil {
-				ew.printf("  %s: %s\n", e.Entity, splitText(e.Split))
+				ew.Printf("  %s: %s\n", e.Entity, splitText(e.Split))
 			}
 		}
 	}
 	if t := r.Totals; t != nil {
-		ew.printf("\nTABLE %s\n", r.Table)
-		ew.printf("  items: %s, %s; size min %s, p50 %s, p99 %s, max %s bytes (limit %s)\n", num(t.Items), humanBytes(t.Bytes), num(t.ItemSize.Min), num(t.ItemSize.P50), num(t.ItemSize.P99), num(t.ItemSize.Max), num(r.Limits.ItemBytes))
-		ew.printf("  keys: partition key up to %s (limit %s), sort key up to %s (limit %s)\n", plural(int64(t.MaxPKBytes), "byte"), num(r.Limits.PartitionKeyBytes), plural(int64(t.MaxSKBytes), "byte"), num(r.Limits.SortKeyBytes))
-		ew.printf("  partition keys: %s\n", distinctText(t.PartitionKeys))
-		ew.printf("    most items:  %s\n", keyList(t.PartitionKeys.TopByItems, wItems))
-		ew.printf("    most bytes:  %s\n", keyList(t.PartitionKeys.TopByBytes, wBytes))
-		ew.printf("  largest items:\n")
+		ew.Printf("\nTABLE %s\n", r.Table)
+		ew.Printf("  items: %s, %s; size min %s, p50 %s, p99 %s, max %s bytes (limit %s)\n", num(t.Items), render.Bytes(t.Bytes), num(t.ItemSize.Min), num(t.ItemSize.P50), num(t.ItemSize.P99), num(t.ItemSize.Max), num(r.Limits.ItemBytes))
+		ew.Printf("  keys: partition key up to %s (limit %s), sort key up to %s (limit %s)\n", plural(int64(t.MaxPKBytes), "byte"), num(r.Limits.PartitionKeyBytes), plural(int64(t.MaxSKBytes), "byte"), num(r.Limits.SortKeyBytes))
+		ew.Printf("  partition keys: %s\n", distinctText(t.PartitionKeys))
+		ew.Printf("    most items:  %s\n", keyList(t.PartitionKeys.TopByItems, wItems))
+		ew.Printf("    most bytes:  %s\n", keyList(t.PartitionKeys.TopByBytes, wBytes))
+		ew.Printf("  largest items:\n")
 		for _, li := range t.LargestItems {
-			ew.printf("    %8d bytes  %s %s  %s\n", li.Bytes, li.Entity, li.SourceKey, li.Key)
+			ew.Printf("    %8d bytes  %s %s  %s\n", li.Bytes, li.Entity, li.SourceKey, li.Key)
 		}
-		ew.printf("  duplicate keys: %s\n", dupText(t.Duplicates))
+		ew.Printf("  duplicate keys: %s\n", dupText(t.Duplicates))
 	}
 	if len(r.Indexes) > 0 {
-		ew.printf("\nINDEXES\n")
+		ew.Printf("\nINDEXES\n")
 		for _, ix := range r.Indexes {
-			ew.printf("  %s (%s, projection %s): %s items, %s, %s write units\n", ix.Index, ix.Type, ix.Projection, num(ix.Items), humanBytes(ix.Bytes), num(ix.WriteUnits))
+			ew.Printf("  %s (%s, projection %s): %s items, %s, %s write units\n", ix.Index, ix.Type, ix.Projection, num(ix.Items), render.Bytes(ix.Bytes), num(ix.WriteUnits))
 			if ks := ix.PartitionKeys; ks != nil {
-				ew.printf("    partition keys: %s; the most frequent holds %.1f%% of the items\n", distinctText(*ks), 100*ks.TopShare)
-				ew.printf("    most items:  %s\n", keyList(ks.TopByItems, wItems))
+				ew.Printf("    partition keys: %s; the most frequent holds %.1f%% of the items\n", distinctText(*ks), 100*ks.TopShare)
+				ew.Printf("    most items:  %s\n", keyList(ks.TopByItems, wItems))
 			}
 		}
 	}
 	if e := r.Estimates; e != nil {
-		ew.printf("\nESTIMATES\n")
-		ew.printf("  write units: %s\n", unitsText(e.WriteUnits))
-		ew.printf("  cost: %s, for %s\n", usd(e.Cost.TotalUSD), e.Cost.Note)
-		ew.printf("  duration: %s at %s write units per second, limited by %s (rate: %s)\n", humanDuration(e.Duration.Seconds), rate(e.Duration.Rate), e.Duration.LimitedBy, e.Duration.RateSource)
-		ew.printf("  storage: %s\n", storageText(e.Storage))
+		ew.Printf("\nESTIMATES\n")
+		ew.Printf("  write units: %s\n", unitsText(e.WriteUnits))
+		ew.Printf("  cost: %s, for %s\n", usd(e.Cost.TotalUSD), e.Cost.Note)
+		ew.Printf("  duration: %s at %s write units per second, limited by %s (rate: %s)\n", render.Seconds(e.Duration.Seconds), rate(e.Duration.Rate), e.Duration.LimitedBy, e.Duration.RateSource)
+		ew.Printf("  storage: %s\n", storageText(e.Storage))
 	}
 	if t := r.Target; t != nil && t.Checked {
-		ew.printf("\nTARGET\n  %s\n", targetText(r.Table, t))
+		ew.Printf("\nTARGET\n  %s\n", targetText(r.Table, t))
 	}
 	if s := r.Sync; s != nil {
-		ew.printf("\nSYNC READINESS\n  %s\n", s.text())
+		ew.Printf("\nSYNC READINESS\n  %s\n", s.text())
 	}
 	if inc := r.Incremental; inc != nil {
-		ew.printf("\nINCREMENTAL RUNS\n  %s\n", strings.Join(inc.lines(), "\n  "))
+		ew.Printf("\nINCREMENTAL RUNS\n  %s\n", strings.Join(inc.lines(), "\n  "))
 	}
 	if len(r.Methods) > 0 {
-		ew.printf("\nMETHODS\n")
+		ew.Printf("\nMETHODS\n")
 		for _, m := range r.Methods {
-			ew.printf("  - %s\n", m)
+			ew.Printf("  - %s\n", m)
 		}
 	}
-	return ew.err
+	return ew.Err()
 }
 
 // WriteMarkdown writes the report as Markdown.
 func (r *Report) WriteMarkdown(w io.Writer) error {
-	ew := &errWriter{w: w}
-	ew.printf("## Plan for table `%s`\n\n", r.Table)
+	ew := render.NewWriter(w)
+	ew.Printf("## Plan for table `%s`\n\n", r.Table)
 	if r.Source != "" {
-		ew.printf("Source: `%s`. ", r.Source)
+		ew.Printf("Source: `%s`. ", r.Source)
 	}
-	ew.printf("**%s** (%s).\n\n", r.statusLine(), countsLine(r.Counts))
+	ew.Printf("**%s** (%s).\n\n", r.statusLine(), countsLine(r.Counts))
 	if r.Sampling != nil {
-		ew.printf("%s.\n\n", strings.TrimSuffix(r.Sampling.Note, "."))
+		ew.Printf("%s.\n\n", strings.TrimSuffix(r.Sampling.Note, "."))
 	}
 	if len(r.Findings) > 0 {
-		ew.printf("### Findings\n\n| severity | check | path | message |\n|---|---|---|---|\n")
+		ew.Printf("### Findings\n\n| severity | check | path | message |\n|---|---|---|---|\n")
 		for _, f := range r.Findings {
-			ew.printf("| %s | %s | %s | %s |\n", f.Severity, f.Check, code(f.Path), mdCell(f.Message))
+			ew.Printf("| %s | %s | %s | %s |\n", f.Severity, f.Check, code(f.Path), render.Markdown(f.Message))
 		}
-		ew.printf("\n")
+		ew.Printf("\n")
 	}
 	if len(r.Entities) > 0 {
-		ew.printf("### Entities\n\n| entity | rows | items | rejected | bytes | min | p50 | p99 | max | max PK | max SK | WCU |")
+		ew.Printf("### Entities\n\n| entity | rows | items | rejected | bytes | min | p50 | p99 | max | max PK | max SK | WCU |")
 		for _, ix := range r.Indexes {
-			ew.printf(" %s WCU |", ix.Index)
+			ew.Printf(" %s WCU |", ix.Index)
 		}
-		ew.printf("\n|---|%s\n", strings.Repeat("---:|", 11+len(r.Indexes)))
+		ew.Printf("\n|---|%s\n", strings.Repeat("---:|", 11+len(r.Indexes)))
 		for _, e := range r.Entities {
-			ew.printf("| %s | %s", e.Entity, cells(" | ", e.Rows, e.Items, e.RowErrors+e.RowsOverLimit, e.Bytes,
+			ew.Printf("| %s | %s", e.Entity, cells(" | ", e.Rows, e.Items, e.RowErrors+e.RowsOverLimit, e.Bytes,
 				e.ItemSize.Min, e.ItemSize.P50, e.ItemSize.P99, e.ItemSize.Max, int64(e.MaxPKBytes), int64(e.MaxSKBytes), e.WriteUnits))
 			for _, u := range e.IndexUnits {
-				ew.printf(" %s |", num(u.Units))
+				ew.Printf(" %s |", num(u.Units))
 			}
-			ew.printf("\n")
+			ew.Printf("\n")
 		}
 		if t := r.Totals; t != nil {
-			ew.printf("| **total** | %s", cells(" | ", t.Rows, t.Items, sumRejected(r.Entities), t.Bytes,
+			ew.Printf("| **total** | %s", cells(" | ", t.Rows, t.Items, sumRejected(r.Entities), t.Bytes,
 				t.ItemSize.Min, t.ItemSize.P50, t.ItemSize.P99, t.ItemSize.Max, int64(t.MaxPKBytes), int64(t.MaxSKBytes), t.WriteUnits))
 			for _, ix := range r.Indexes {
-				ew.printf(" %s |", num(ix.WriteUnits))
+				ew.Printf(" %s |", num(ix.WriteUnits))
 			}
-			ew.printf("\n")
+			ew.Printf("\n")
 		}
-		ew.printf("\n")
+		ew.Printf("\n")
 		for _, e := range r.Entities {
 			if e.Split != nil {
-				ew.printf("- `%s`: %s.\n", e.Entity, splitText(e.Split))
+				ew.Printf("- `%s`: %s.\n", e.Entity, splitText(e.Split))
 			}
 		}
 		if hasSplit(r.Entities) {
-			ew.printf("\n")
+			ew.Printf("\n")
 		}
 	}
 	if t := r.Totals; t != nil {
-		ew.printf("### Table `%s`\n\n", r.Table)
-		ew.printf("- Items: %s, %s; size min %s, p50 %s, p99 %s, max %s bytes (limit %s).\n", num(t.Items), humanBytes(t.Bytes), num(t.ItemSize.Min), num(t.ItemSize.P50), num(t.ItemSize.P99), num(t.ItemSize.Max), num(r.Limits.ItemBytes))
-		ew.printf("- Keys: partition key up to %s (limit %s), sort key up to %s (limit %s).\n", plural(int64(t.MaxPKBytes), "byte"), num(r.Limits.PartitionKeyBytes), plural(int64(t.MaxSKBytes), "byte"), num(r.Limits.SortKeyBytes))
-		ew.printf("- Partition keys: %s.\n", distinctText(t.PartitionKeys))
-		ew.printf("  - Most items: %s.\n", keyList(t.PartitionKeys.TopByItems, wItems))
-		ew.printf("  - Most bytes (item collections): %s.\n", keyList(t.PartitionKeys.TopByBytes, wBytes))
-		ew.printf("- Duplicate keys: %s.\n\n", dupText(t.Duplicates))
+		ew.Printf("### Table `%s`\n\n", r.Table)
+		ew.Printf("- Items: %s, %s; size min %s, p50 %s, p99 %s, max %s bytes (limit %s).\n", num(t.Items), render.Bytes(t.Bytes), num(t.ItemSize.Min), num(t.ItemSize.P50), num(t.ItemSize.P99), num(t.ItemSize.Max), num(r.Limits.ItemBytes))
+		ew.Printf("- Keys: partition key up to %s (limit %s), sort key up to %s (limit %s).\n", plural(int64(t.MaxPKBytes), "byte"), num(r.Limits.PartitionKeyBytes), plural(int64(t.MaxSKBytes), "byte"), num(r.Limits.SortKeyBytes))
+		ew.Printf("- Partition keys: %s.\n", distinctText(t.PartitionKeys))
+		ew.Printf("  - Most items: %s.\n", keyList(t.PartitionKeys.TopByItems, wItems))
+		ew.Printf("  - Most bytes (item collections): %s.\n", keyList(t.PartitionKeys.TopByBytes, wBytes))
+		ew.Printf("- Duplicate keys: %s.\n\n", dupText(t.Duplicates))
 		if len(t.LargestItems) > 0 {
-			ew.printf("| largest items | bytes | entity | source key | item key |\n|---|---:|---|---|---|\n")
+			ew.Printf("| largest items | bytes | entity | source key | item key |\n|---|---:|---|---|---|\n")
 			for i, li := range t.LargestItems {
-				ew.printf("| %s | %s | %s | %s | %s |\n", num(i+1), num(li.Bytes), li.Entity, code(li.SourceKey), code(li.Key))
+				ew.Printf("| %s | %s | %s | %s | %s |\n", num(i+1), num(li.Bytes), li.Entity, code(li.SourceKey), code(li.Key))
 			}
-			ew.printf("\n")
+			ew.Printf("\n")
 		}
 	}
 	if len(r.Indexes) > 0 {
-		ew.printf("### Indexes\n\n| index | type | projection | items | bytes | write units | distinct PK values | top share |\n|---|---|---|---:|---:|---:|---:|---:|\n")
+		ew.Printf("### Indexes\n\n| index | type | projection | items | bytes | write units | distinct PK values | top share |\n|---|---|---|---:|---:|---:|---:|---:|\n")
 		for _, ix := range r.Indexes {
 			distinct, share := "(table's)", "–"
 			if ks := ix.PartitionKeys; ks != nil {
@@ -210,58 +212,42 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 				}
 				share = fmt.Sprintf("%.1f%%", 100*ks.TopShare)
 			}
-			ew.printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", ix.Index, ix.Type, ix.Projection, num(ix.Items), num(ix.Bytes), num(ix.WriteUnits), distinct, share)
+			ew.Printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", ix.Index, ix.Type, ix.Projection, num(ix.Items), num(ix.Bytes), num(ix.WriteUnits), distinct, share)
 		}
-		ew.printf("\n")
+		ew.Printf("\n")
 	}
 	if e := r.Estimates; e != nil {
-		ew.printf("### Estimates\n\n")
-		ew.printf("- Write units: %s.\n", unitsText(e.WriteUnits))
-		ew.printf("- Cost: %s, for %s.\n", usd(e.Cost.TotalUSD), e.Cost.Note)
-		ew.printf("- Duration: %s at %s write units per second, limited by %s (rate: %s).\n", humanDuration(e.Duration.Seconds), rate(e.Duration.Rate), e.Duration.LimitedBy, e.Duration.RateSource)
-		ew.printf("- Storage: %s.\n\n", storageText(e.Storage))
+		ew.Printf("### Estimates\n\n")
+		ew.Printf("- Write units: %s.\n", unitsText(e.WriteUnits))
+		ew.Printf("- Cost: %s, for %s.\n", usd(e.Cost.TotalUSD), e.Cost.Note)
+		ew.Printf("- Duration: %s at %s write units per second, limited by %s (rate: %s).\n", render.Seconds(e.Duration.Seconds), rate(e.Duration.Rate), e.Duration.LimitedBy, e.Duration.RateSource)
+		ew.Printf("- Storage: %s.\n\n", storageText(e.Storage))
 	}
 	if s := r.Sync; s != nil {
-		ew.printf("### Sync readiness\n\n")
+		ew.Printf("### Sync readiness\n\n")
 		for _, l := range s.lines() {
-			ew.printf("- %s\n", strings.TrimSpace(l))
+			ew.Printf("- %s\n", strings.TrimSpace(l))
 		}
-		ew.printf("\n")
+		ew.Printf("\n")
 	}
 	if inc := r.Incremental; inc != nil {
-		ew.printf("### Incremental runs\n\n")
+		ew.Printf("### Incremental runs\n\n")
 		for _, l := range inc.lines() {
-			ew.printf("- %s\n", l)
+			ew.Printf("- %s\n", l)
 		}
-		ew.printf("\n")
+		ew.Printf("\n")
 	}
 	if t := r.Target; t != nil && t.Checked {
-		ew.printf("### Target\n\n%s.\n\n", targetText(r.Table, t))
+		ew.Printf("### Target\n\n%s.\n\n", targetText(r.Table, t))
 	}
 	if len(r.Methods) > 0 {
-		ew.printf("### Methods\n\n")
+		ew.Printf("### Methods\n\n")
 		for _, m := range r.Methods {
-			ew.printf("- %s.\n", m)
+			ew.Printf("- %s.\n", m)
 		}
 	}
-	return ew.err
+	return ew.Err()
 }
-
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
-}
-
-func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
 
 func indent(s, prefix string) string { return strings.ReplaceAll(s, "\n", "\n"+prefix) }
 
@@ -270,11 +256,6 @@ func code(s string) string {
 		return ""
 	}
 	return "`" + strings.ReplaceAll(s, "`", "'") + "`"
-}
-
-func mdCell(s string) string {
-	s = strings.ReplaceAll(s, "|", `\|`)
-	return strings.ReplaceAll(s, "\n", "<br>")
 }
 
 func sumRejected(es []EntityReport) int64 {
@@ -304,7 +285,7 @@ func keyList(ks []KeyStat, w int) string {
 		case wItems:
 			v = plural(k.Items, "item")
 		case wBytes:
-			v = humanBytes(k.Bytes)
+			v = render.Bytes(k.Bytes)
 		default:
 			v = fmt.Sprintf("%s write units", num(k.WriteUnits))
 		}
@@ -349,22 +330,7 @@ func usd(v float64) string {
 }
 
 // num shows an integer with thousands separators.
-func num[T int | int64](v T) string {
-	s := fmt.Sprint(v)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func num[T int | int64](v T) string { return render.Thousands(int64(v)) }
 
 // rate shows a write rate.
 func rate(v float64) string {
@@ -375,12 +341,12 @@ func rate(v float64) string {
 }
 
 func storageText(s StorageEstimate) string {
-	out := "table " + humanBytes(s.TableBytes)
+	out := "table " + render.Bytes(s.TableBytes)
 	for _, ix := range s.Indexes {
-		out += fmt.Sprintf(", %s %s", ix.Index, humanBytes(ix.Bytes))
+		out += fmt.Sprintf(", %s %s", ix.Index, render.Bytes(ix.Bytes))
 	}
 	if len(s.Indexes) > 0 {
-		out += ", total " + humanBytes(s.TotalBytes)
+		out += ", total " + render.Bytes(s.TotalBytes)
 	}
 	return out
 }
@@ -413,25 +379,6 @@ func plural(n int64, noun string) string {
 		return "1 " + noun
 	}
 	return num(n) + " " + noun + "s"
-}
-
-// HumanBytes is humanBytes, for other reports (design html).
-func HumanBytes(n int64) string { return humanBytes(n) }
-
-// humanBytes shows a size: exact bytes below 10 KB, else in KB, MB, GB.
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < 10*unit {
-		return num(n) + " bytes"
-	}
-	v, suffix := float64(n)/unit, "KB"
-	for _, s := range []string{"MB", "GB", "TB"} {
-		if v < unit {
-			break
-		}
-		v, suffix = v/unit, s
-	}
-	return fmt.Sprintf("%.1f %s", v, suffix)
 }
 
 func atLeast(overstated int64) string {

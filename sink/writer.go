@@ -275,34 +275,15 @@ func (w *DynamoWriter) leftOver(pending []*mapping.Item, reqs []types.WriteReque
 		default:
 			continue
 		}
-		it, ok := byKey[w.keyText(attrs)]
-		if !ok {
+		k, ok := mapping.ItemKey(attrs, w.key.pk, w.key.sk)
+		it, found := byKey[k]
+		if !ok || !found {
 			// Unrecognisable: resend everything rather than lose an item.
 			return pending
 		}
 		left = append(left, it)
 	}
 	return left
-}
-
-func (w *DynamoWriter) keyText(item map[string]types.AttributeValue) string {
-	s := attrText(item[w.key.pk])
-	if w.key.sk != "" {
-		s += "\x00" + attrText(item[w.key.sk])
-	}
-	return s
-}
-
-func attrText(av types.AttributeValue) string {
-	switch v := av.(type) {
-	case *types.AttributeValueMemberS:
-		return v.Value
-	case *types.AttributeValueMemberN:
-		return v.Value
-	case *types.AttributeValueMemberB:
-		return string(v.Value)
-	}
-	return ""
 }
 
 func subtract(all, remove []*mapping.Item) []*mapping.Item {

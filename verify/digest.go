@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/dynafold/dynafold/mapping"
 )
 
 // Collection digests let the key sweep of an incremental run read only
@@ -91,7 +92,7 @@ func (d *digester) finish() error {
 func writtenPKs(vs []types.AttributeValue) [][]byte {
 	out := make([][]byte, 0, len(vs))
 	for _, v := range vs {
-		if _, ok := keyText(v); ok {
+		if _, ok := mapping.KeyIdentity(v); ok {
 			out = append(out, appendPK(nil, v))
 		}
 	}

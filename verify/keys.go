@@ -37,30 +37,14 @@ func (k keySchema) key(item map[string]types.AttributeValue) map[string]types.At
 	return out
 }
 
-// text returns the item's key as mapping.Item.Key renders it; ok is false
-// when a key attribute is missing or has another type than the table's.
+// text returns the item's key as mapping.Item.Key holds it; ok is false
+// when a key attribute is missing or of no key type.
 func (k keySchema) text(item map[string]types.AttributeValue) (string, bool) {
-	pk, ok := keyText(item[k.pk.Name])
-	if !ok || k.sk == nil {
-		return pk, ok
+	sk := ""
+	if k.sk != nil {
+		sk = k.sk.Name
 	}
-	sk, ok := keyText(item[k.sk.Name])
-	return pk + "\x00" + sk, ok
-}
-
-// keyText is a key attribute's part of the item's identity (as
-// mapping.Item.Key holds it: binary raw, numbers canonical), not text for
-// people, which is mapping.KeyText.
-func keyText(av types.AttributeValue) (string, bool) {
-	switch v := av.(type) {
-	case *types.AttributeValueMemberS:
-		return v.Value, true
-	case *types.AttributeValueMemberN:
-		return canonicalNumber(v.Value), true
-	case *types.AttributeValueMemberB:
-		return string(v.Value), true
-	}
-	return "", false
+	return mapping.ItemKey(item, k.pk.Name, sk)
 }
 
 // Bytes that frame a partition key inside a sortable record: a zero byte
@@ -75,7 +59,7 @@ const (
 
 // appendPK appends the framed partition key of av.
 func appendPK(dst []byte, av types.AttributeValue) []byte {
-	s, _ := keyText(av)
+	s, _ := mapping.KeyIdentity(av)
 	for i := 0; i < len(s); i++ {
 		if s[i] == escByte {
 			dst = append(dst, escByte, escZero)
@@ -90,7 +74,7 @@ func appendPK(dst []byte, av types.AttributeValue) []byte {
 // attribute is missing.
 func (k keySchema) record(dst []byte, item map[string]types.AttributeValue) ([]byte, bool) {
 	pk := item[k.pk.Name]
-	if _, ok := keyText(pk); !ok {
+	if _, ok := mapping.KeyIdentity(pk); !ok {
 		return dst, false
 	}
 	dst = appendPK(dst, pk)

@@ -54,7 +54,7 @@ func keyOnlyPlans(p *mapping.Plan) ([]*mapping.EntityPlan, []bool) {
 // when a key attribute is missing or of another type.
 func (k keySchema) keyRecord(dst []byte, item map[string]types.AttributeValue) ([]byte, bool) {
 	pk := item[k.pk.Name]
-	if _, ok := keyText(pk); !ok {
+	if _, ok := mapping.KeyIdentity(pk); !ok {
 		return dst, false
 	}
 	dst = appendPK(dst, pk)
@@ -276,7 +276,7 @@ func (c *comparer) scanKeys(ctx context.Context, api ScanAPI, target *sorter) er
 					}
 					rec = binary.BigEndian.AppendUint16(rec, uint16(ent))
 					if c.keys.sk != nil {
-						raw, _ := keyText(item[c.keys.sk.Name])
+						raw, _ := mapping.KeyIdentity(item[c.keys.sk.Name])
 						rec = append(rec, raw...)
 					}
 					recs = append(recs, rec)
@@ -313,7 +313,3 @@ func (c *comparer) keyProjection() (string, map[string]string) {
 	}
 	return proj, names
 }
-
-// KeyText renders a key attribute as mapping.Item.Key does (numbers in
-// canonical form, binary as raw bytes); ok is false for another type.
-func KeyText(av types.AttributeValue) (string, bool) { return keyText(av) }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
+
+	"github.com/dynafold/dynafold/internal/render"
 )
 
 // This file renders a Report: JSON (the stable schema), text for a
@@ -69,7 +71,10 @@ func (r *Report) sampleNote() string {
 		r.Sample.Fraction*100, r.Sample.Seed, r.Totals.RowsSampled, r.Totals.RowsSeen)
 }
 
-// keyText renders a finding's key with the table's attribute names.
+// keyText renders a finding's key with the table's attribute names, in
+// the notation of the report's values (Value.Text: strings quoted,
+// numbers bare, binary b64"…") so that a key reads like the attributes
+// beside it; the key's values are mapping.KeyText's.
 func (r *Report) keyText(k Key) string {
 	s := r.KeySchema.PK.Name + "=" + keyValueText(r.KeySchema.PK.Type, k.PK)
 	if r.KeySchema.SK != nil && k.SK != nil {
@@ -83,7 +88,7 @@ func keyValueText(typ, v string) string {
 	case "N":
 		return v
 	case "B":
-		return `b64"` + v + `"`
+		return binaryLiteral(v)
 	}
 	return quote(v)
 }
@@ -157,21 +162,21 @@ func classColour(class string) string {
 // colour is set.
 func (r *Report) WriteText(w io.Writer, colour bool) error {
 	p := painter(colour)
-	ew := &errWriter{w: w}
+	ew := render.NewWriter(w)
 	lead, detail := r.verdict()
-	ew.printf("%s: %s: %s\n", r.Command, p.paint(ansiBold, lead), detail)
-	ew.printf("table %s (%s)", r.Table, r.keySchemaText())
+	ew.Printf("%s: %s: %s\n", r.Command, p.paint(ansiBold, lead), detail)
+	ew.Printf("table %s (%s)", r.Table, r.keySchemaText())
 	if r.Source != "" {
-		ew.printf(", source %s", r.Source)
+		ew.Printf(", source %s", r.Source)
 	}
-	ew.printf("\n")
+	ew.Printf("\n")
 	if r.Snapshot != "" {
-		ew.printf("snapshot: %s\n", r.Snapshot)
+		ew.Printf("snapshot: %s\n", r.Snapshot)
 	}
 	if note := r.sampleNote(); note != "" {
-		ew.printf("%s\n", note)
+		ew.Printf("%s\n", note)
 	}
-	ew.printf("\n")
+	ew.Printf("\n")
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "ENTITY\tROWS SEEN\tROWS CHECKED\tCREATE\tUPDATE\tUNCHANGED\tSTALE\tROW ERRORS\t")
 	for _, e := range append(append([]EntityCounts{}, r.Entities...), EntityCounts{Entity: "total", Counts: r.Totals}) {
@@ -180,37 +185,37 @@ func (r *Report) WriteText(w io.Writer, colour bool) error {
 	}
 	tw.Flush()
 	if r.DuplicateKeys > 0 {
-		ew.printf("%d items share their key with another item (migrate would reject them as collisions)\n", r.DuplicateKeys)
+		ew.Printf("%d items share their key with another item (migrate would reject them as collisions)\n", r.DuplicateKeys)
 	}
 	for _, s := range r.sections() {
 		if s.total == 0 {
 			continue
 		}
-		ew.printf("\n%s\n", p.paint(ansiBold+classColour(s.class), s.title))
+		ew.Printf("\n%s\n", p.paint(ansiBold+classColour(s.class), s.title))
 		for _, f := range s.items {
-			ew.printf("  %s %s  %s\n", p.paint(classColour(s.class), s.mark), f.Entity, r.keyText(f.Key))
+			ew.Printf("  %s %s  %s\n", p.paint(classColour(s.class), s.mark), f.Entity, r.keyText(f.Key))
 			width := 0
 			for _, ch := range f.Changes {
 				width = max(width, len(ch.Attribute))
 			}
 			for _, ch := range f.Changes {
-				ew.printf("      %s %-*s  %s\n", p.paint(opColour(ch.Op), opMark(ch.Op)), width, ch.Attribute, changeText(ch))
+				ew.Printf("      %s %-*s  %s\n", p.paint(opColour(ch.Op), opMark(ch.Op)), width, ch.Attribute, changeText(ch))
 			}
 		}
 		if n := s.more(); n > 0 {
-			ew.printf("  … and %d more (the first %d by key are listed)\n", n, len(s.items))
+			ew.Printf("  … and %d more (the first %d by key are listed)\n", n, len(s.items))
 		}
 	}
 	if len(r.RowErrors) > 0 {
-		ew.printf("\n%s\n", p.paint(ansiBold, r.rowErrorsTitle()))
+		ew.Printf("\n%s\n", p.paint(ansiBold, r.rowErrorsTitle()))
 		for _, re := range r.RowErrors {
-			ew.printf("  %s\n", rowErrorText(re))
+			ew.Printf("  %s\n", rowErrorText(re))
 		}
 		if n := r.Totals.RowErrors - int64(len(r.RowErrors)); n > 0 {
-			ew.printf("  … and %d more\n", n)
+			ew.Printf("  … and %d more\n", n)
 		}
 	}
-	return ew.err
+	return ew.Err()
 }
 
 func (r *Report) keySchemaText() string {
@@ -250,23 +255,23 @@ func rowErrorText(re RowError) string {
 // WriteMarkdown writes the report for a pull-request comment: the verdict,
 // the counts table and the examples as collapsed diff blocks.
 func (r *Report) WriteMarkdown(w io.Writer) error {
-	ew := &errWriter{w: w}
-	ew.printf("### dynafold %s: table `%s`\n\n", r.Command, r.Table)
+	ew := render.NewWriter(w)
+	ew.Printf("### dynafold %s: table `%s`\n\n", r.Command, r.Table)
 	lead, detail := r.verdict()
-	ew.printf("**%s:** %s\n\n", mdEscape(lead), mdEscape(detail))
+	ew.Printf("**%s:** %s\n\n", render.Markdown(lead), render.Markdown(detail))
 	if note := r.sampleNote(); note != "" {
-		ew.printf("_%s_\n\n", mdEscape(note))
+		ew.Printf("_%s_\n\n", render.Markdown(note))
 	}
-	ew.printf("| entity | rows seen | rows checked | create | update | unchanged | stale | row errors |\n")
-	ew.printf("|---|--:|--:|--:|--:|--:|--:|--:|\n")
+	ew.Printf("| entity | rows seen | rows checked | create | update | unchanged | stale | row errors |\n")
+	ew.Printf("|---|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, e := range r.Entities {
 		c := e.Counts
-		ew.printf("| %s | %d | %d | %d | %d | %d | %d | %d |\n", mdEscape(e.Entity), c.RowsSeen, c.RowsSampled, c.Create, c.Update, c.Unchanged, c.Stale, c.RowErrors)
+		ew.Printf("| %s | %d | %d | %d | %d | %d | %d | %d |\n", render.Markdown(e.Entity), c.RowsSeen, c.RowsSampled, c.Create, c.Update, c.Unchanged, c.Stale, c.RowErrors)
 	}
 	c := r.Totals
-	ew.printf("| **total** | %d | %d | %d | %d | %d | %d | %d |\n", c.RowsSeen, c.RowsSampled, c.Create, c.Update, c.Unchanged, c.Stale, c.RowErrors)
+	ew.Printf("| **total** | %d | %d | %d | %d | %d | %d | %d |\n", c.RowsSeen, c.RowsSampled, c.Create, c.Update, c.Unchanged, c.Stale, c.RowErrors)
 	if r.DuplicateKeys > 0 {
-		ew.printf("\n%d items share their key with another item (migrate would reject them as collisions).\n", r.DuplicateKeys)
+		ew.Printf("\n%d items share their key with another item (migrate would reject them as collisions).\n", r.DuplicateKeys)
 	}
 	for _, s := range r.sections() {
 		if s.total == 0 {
@@ -290,25 +295,25 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 				}
 			}
 		}
-		ew.printf("\n<details><summary>%s</summary>\n\n", s.title)
+		ew.Printf("\n<details><summary>%s</summary>\n\n", s.title)
 		fence := codeFence(body.String())
-		ew.printf("%sdiff\n%s%s\n", fence, body.String(), fence)
+		ew.Printf("%sdiff\n%s%s\n", fence, body.String(), fence)
 		if n := s.more(); n > 0 {
-			ew.printf("\n… and %d more (the first %d by key are listed).\n", n, len(s.items))
+			ew.Printf("\n… and %d more (the first %d by key are listed).\n", n, len(s.items))
 		}
-		ew.printf("\n</details>\n")
+		ew.Printf("\n</details>\n")
 	}
 	if len(r.RowErrors) > 0 {
-		ew.printf("\n<details><summary>%s</summary>\n\n", r.rowErrorsTitle())
+		ew.Printf("\n<details><summary>%s</summary>\n\n", r.rowErrorsTitle())
 		for _, re := range r.RowErrors {
-			ew.printf("- %s\n", mdEscape(rowErrorText(re)))
+			ew.Printf("- %s\n", render.Markdown(rowErrorText(re)))
 		}
 		if n := r.Totals.RowErrors - int64(len(r.RowErrors)); n > 0 {
-			ew.printf("- … and %d more\n", n)
+			ew.Printf("- … and %d more\n", n)
 		}
-		ew.printf("\n</details>\n")
+		ew.Printf("\n</details>\n")
 	}
-	return ew.err
+	return ew.Err()
 }
 
 // codeFence returns a backtick fence longer than any run of backticks in
@@ -324,30 +329,4 @@ func codeFence(body string) string {
 		}
 	}
 	return strings.Repeat("`", max(3, longest+1))
-}
-
-// mdEscape keeps text outside code blocks from being read as Markdown or
-// HTML.
-func mdEscape(s string) string {
-	r := strings.NewReplacer("\\", "\\\\", "|", "\\|", "*", "\\*", "_", "\\_", "`", "\\`", "<", "&lt;", ">", "&gt;", "[", "\\[", "]", "\\]")
-	return r.Replace(s)
-}
-
-// errWriter keeps the first write error so rendering can go on unchecked.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
-}
-
-func (e *errWriter) printf(format string, args ...any) {
-	fmt.Fprintf(e, format, args...)
 }

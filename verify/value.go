@@ -190,7 +190,7 @@ func writeText(sb *strings.Builder, av types.AttributeValue) {
 	case *types.AttributeValueMemberN:
 		sb.WriteString(x.Value)
 	case *types.AttributeValueMemberB:
-		sb.WriteString(`b64"` + base64.StdEncoding.EncodeToString(x.Value) + `"`)
+		sb.WriteString(binaryLiteral(base64.StdEncoding.EncodeToString(x.Value)))
 	case *types.AttributeValueMemberBOOL:
 		fmt.Fprint(sb, x.Value)
 	case *types.AttributeValueMemberNULL:
@@ -212,7 +212,7 @@ func writeText(sb *strings.Builder, av types.AttributeValue) {
 			if i > 0 {
 				sb.WriteString(", ")
 			}
-			sb.WriteString(`b64"` + base64.StdEncoding.EncodeToString(b) + `"`)
+			sb.WriteString(binaryLiteral(base64.StdEncoding.EncodeToString(b)))
 		}
 		sb.WriteString(">>")
 	case *types.AttributeValueMemberL:
@@ -252,3 +252,8 @@ func quote(s string) string {
 	_ = enc.Encode(s)
 	return strings.TrimSuffix(buf.String(), "\n")
 }
+
+// binaryLiteral is binary in the report's text: its base64 (as
+// mapping.KeyText and DynamoDB's JSON have it) marked b64"…", so that it
+// is not read as a string.
+func binaryLiteral(b64 string) string { return `b64"` + b64 + `"` }

@@ -183,7 +183,7 @@ entities:
 			flags[1] = acked
 			r = clitest.Run(t, "", nil, append([]string{"migrate", "--progress", "none"}, flags...)...)
 			require.Equal(t, exitFailure, r.Code, r.Output())
-			require.Regexp(t, `entity server, row id="(\w+)": key collision: item key \("[12]", "SERVER"\) is also produced by entity server, row id="(\w+)"; one item would silently overwrite the other`, r.Stderr)
+			require.Regexp(t, `entity server, row id="(\w+)": key collision: item key \(PK "[12]", SK "SERVER"\) is also produced by entity server, row id="(\w+)"; one item would silently overwrite the other`, r.Stderr)
 		})
 	}
 }

@@ -232,3 +232,20 @@ func TestNoColorAndDumbTerminal(t *testing.T) {
 		}
 	}
 }
+
+// On a terminal sync's status is a line of migrate's display, under the
+// load's bars and redrawn with them, not a line of its own rewritten
+// beside them.
+func TestSyncStatusOnATerminal(t *testing.T) {
+	// Serial: on a pseudo-terminal, as TestHonestProgress.
+	sd := newSyncDesign(t, testenv.Drivers()[0], "portfolios", "configs/portfolios.yaml")
+	p := startPTY(t, sd.dir, nil, sd.args("sync", "--until-caught-up")...)
+	require.Equal(t, 0, p.wait(t), p.output())
+	out := p.output()
+	bars := strings.Index(out, "items written  ")
+	require.GreaterOrEqual(t, bars, 0, "the load's bars: %q", out)
+	status := regexp.MustCompile(`sync: (\S+ · )*lag \d+\.\ds, [\d,.]+ (bytes|KiB|MiB|GiB) WAL · [\d,]+ changes/s`).FindStringIndex(out)
+	require.NotNil(t, status, "the status line: %q", out)
+	require.Less(t, bars, status[0])
+	require.NotContains(t, out, "\r\x1b[K", "no line of sync's own")
+}

@@ -213,7 +213,7 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 	}
 	rejectPath := a.rejectFile(plan.Table.Name)
 	progress, restore := a.progress()
-	status := a.syncStatus()
+	status := a.syncStatus(progress)
 	sum, runErr := cdc.Run(ctx, cdc.Job{
 		Plan: plan, Tables: tables, Changes: changes, Reader: reader, Writer: writer,
 		Snapshot: func(ctx context.Context, id string) (source.Snapshot, error) {

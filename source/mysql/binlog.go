@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/dynafold/dynafold/internal/render"
 	"github.com/dynafold/dynafold/source"
 )
 
@@ -207,21 +208,11 @@ func (c *Changes) Retention(ctx context.Context) (string, error) {
 	days, _ := strconv.ParseFloat(v["expire_logs_days"], 64)
 	switch {
 	case secs > 0:
-		return fmt.Sprintf("binlogs are purged after %s (binlog_expire_logs_seconds = %.0f): the initial load, and any stop of sync, must be shorter, or sync has to start over", humanSeconds(secs), secs), nil
+		return fmt.Sprintf("binlogs are purged after %s (binlog_expire_logs_seconds = %.0f): the initial load, and any stop of sync, must be shorter, or sync has to start over", render.Seconds(secs), secs), nil
 	case days > 0:
-		return fmt.Sprintf("binlogs are purged after %s (expire_logs_days = %g): the initial load, and any stop of sync, must be shorter, or sync has to start over", humanSeconds(days*86400), days), nil
+		return fmt.Sprintf("binlogs are purged after %s (expire_logs_days = %g): the initial load, and any stop of sync, must be shorter, or sync has to start over", render.Seconds(days*86400), days), nil
 	}
 	return "binlogs are never purged automatically (binlog_expire_logs_seconds = 0): keep them while sync runs, and purge only files before the sync checkpoint's position", nil
-}
-
-func humanSeconds(s float64) string {
-	switch {
-	case s >= 86400:
-		return fmt.Sprintf("%.3g days", s/86400)
-	case s >= 3600:
-		return fmt.Sprintf("%.3g hours", s/3600)
-	}
-	return fmt.Sprintf("%.0f seconds", s)
 }
 
 // Head implements cdc.ChangeSource: the end of the binlog, with the GTID
