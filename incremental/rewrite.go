@@ -7,8 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynafold/dynafold/mapping"
@@ -27,9 +25,7 @@ import (
 // those entities and a lookup of their items, not a rewrite.
 
 // GetAPI is the part of the DynamoDB client the nest check reads with.
-type GetAPI interface {
-	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
-}
+type GetAPI = sink.GetAPI
 
 // maxBatchGetKeys: BatchGetItem accepts at most 100 keys per request.
 const maxBatchGetKeys = 100
@@ -103,35 +99,18 @@ func (s *CompareSink) get(ctx context.Context, part []*mapping.Item) (map[string
 	}
 	out := make(map[string]map[string]types.AttributeValue, len(part))
 	policy := retry.Policy{Attempts: maxGetAttempts, Backoff: s.backoff, Sleep: s.sleep}
-	err := retry.Do(ctx, policy, sink.RetryClass, func(ctx context.Context) (bool, error) {
-		resp, err := s.api.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
-			RequestItems: map[string]types.KeysAndAttributes{s.table: {Keys: keys, ConsistentRead: aws.Bool(true)}},
-		})
-		if err != nil {
-			if !sink.Retryable(err) {
-				return false, retry.Final(fmt.Errorf("reading table %s: %w", s.table, err))
-			}
-			return false, err
+	err := sink.GetItems(ctx, s.api, s.table, keys, policy, func(item map[string]types.AttributeValue) {
+		if k, ok := s.schema.ItemKey(item); ok {
+			out[k] = item
 		}
-		for _, item := range resp.Responses[s.table] {
-			if k, ok := s.schema.ItemKey(item); ok {
-				out[k] = item
-			}
-		}
-		left := resp.UnprocessedKeys[s.table].Keys
-		progress := len(left) < len(keys)
-		if keys = left; len(keys) == 0 {
-			return false, nil
-		}
-		return progress, sink.ErrUnprocessed
 	})
-	var ex *retry.ExhaustedError
+	var ex *sink.GetExhaustedError
 	if errors.As(err, &ex) {
 		last := ex.Err // the last request's error: none when it left keys unprocessed
-		if errors.Is(last, sink.ErrUnprocessed) {
+		if ex.Unprocessed() {
 			last = nil
 		}
-		return nil, fmt.Errorf("reading table %s: %d keys still unprocessed after %d attempts (last error: %v)", s.table, len(keys), ex.Attempts, last)
+		return nil, fmt.Errorf("reading table %s: %d keys still unprocessed after %d attempts (last error: %v)", s.table, ex.Left, ex.Attempts, last)
 	}
 	if err != nil {
 		return nil, err

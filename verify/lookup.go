@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynafold/dynafold/retry"
@@ -30,42 +28,21 @@ func (c *comparer) lookup(ctx context.Context, batch []lookupItem) error {
 		keys = append(keys, c.keys.key(li.item.Attrs))
 	}
 	policy := retry.Policy{Attempts: maxAttempts, Backoff: *c.opts.Backoff, Sleep: c.opts.Sleep}
-	err := retry.Do(ctx, policy, sink.RetryClass, func(ctx context.Context) (bool, error) {
-		out, err := c.in.Target.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
-			RequestItems: map[string]types.KeysAndAttributes{c.table: {Keys: keys, ConsistentRead: aws.Bool(true)}},
-		})
-		if err != nil {
-			if !sink.Retryable(err) {
-				return false, retry.Final(fmt.Errorf("reading table %s: %w", c.table, err))
-			}
-			return false, err
+	err := sink.GetItems(ctx, c.in.Target, c.table, keys, policy, func(item map[string]types.AttributeValue) {
+		k, ok := c.keys.text(item)
+		li := pending[k]
+		if !ok || li == nil {
+			return
 		}
-		got := out.Responses[c.table]
-		for _, item := range got {
-			k, ok := c.keys.text(item)
-			li := pending[k]
-			if !ok || li == nil {
-				continue
-			}
-			delete(pending, k)
-			c.classify(li, item)
-		}
-		// Unprocessed keys mean the table or a partition is over its read
-		// capacity (or the response over 16 MB): back off, unless some
-		// keys got through.
-		left := out.UnprocessedKeys[c.table].Keys
-		progress := len(left) < len(keys)
-		if keys = left; len(keys) == 0 {
-			return false, nil
-		}
-		return progress, sink.ErrUnprocessed
+		delete(pending, k)
+		c.classify(li, item)
 	})
-	var ex *retry.ExhaustedError
+	var ex *sink.GetExhaustedError
 	switch {
-	case errors.As(err, &ex) && errors.Is(ex.Err, sink.ErrUnprocessed):
-		return fmt.Errorf("reading table %s: %d keys still unprocessed after %d attempts", c.table, len(keys), ex.Attempts)
+	case errors.As(err, &ex) && ex.Unprocessed():
+		return fmt.Errorf("reading table %s: %d keys still unprocessed after %d attempts", c.table, ex.Left, ex.Attempts)
 	case ex != nil:
-		return fmt.Errorf("reading table %s: %w", c.table, ex)
+		return fmt.Errorf("reading table %s: %w", c.table, ex.ExhaustedError)
 	case err != nil:
 		return err
 	}
