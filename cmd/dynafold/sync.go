@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -188,7 +187,12 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 	fingerprint := plan.Fingerprint(dsn.Identity())
 	rep.Fingerprint = fingerprint
 	statePath, slot := a.syncPaths(plan.Table.Name)
-	rep.Checkpoint = statePath
+	state, err := a.openSyncState(ctx, l, statePath)
+	if err != nil {
+		return err
+	}
+	defer state.Close()
+	rep.Checkpoint = state.Where()
 
 	tables, err := introspectAll(ctx, src, l.cfg)
 	if err != nil {
@@ -257,7 +261,7 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 		Snapshot: func(ctx context.Context, id string) (source.Snapshot, error) {
 			return src.Snapshot(ctx, source.SnapshotOptions{Readers: readers, Import: id})
 		},
-		StatePath: statePath, Fingerprint: fingerprint, Identity: dsn.Identity(), RunID: rep.RunID,
+		State: state, Fingerprint: fingerprint, Identity: dsn.Identity(), RunID: rep.RunID,
 		SourceTransient: drivers.Transient,
 		Prune: func(ctx context.Context) (int64, error) {
 			return a.pruneAll(ctx, src, plan, client, readers, dsn.Identity())
@@ -285,7 +289,7 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 		if sum.Load != nil {
 			rep.Summary = sum.Load
 		}
-		a.printSyncSummary(sum, statePath)
+		a.printSyncSummary(sum, state)
 	}
 	return syncExit(runErr)
 }
@@ -381,12 +385,10 @@ func (a *app) runSyncCleanup(cmd *cobra.Command, _ []string) (err error) {
 	if err != nil {
 		return err
 	}
-	for _, p := range []string{statePath, cdc.IndexPath(statePath), cdc.LoadPath(statePath)} {
-		if rerr := os.Remove(p); rerr == nil {
-			dropped = append(dropped, "file "+p)
-		} else if !errors.Is(rerr, os.ErrNotExist) {
-			return rerr
-		}
+	removed, err := a.removeSyncState(ctx, l, statePath)
+	dropped = append(dropped, removed...)
+	if err != nil {
+		return err
 	}
 	rep.Result = map[string]any{"removed": dropped}
 	if len(dropped) == 0 {

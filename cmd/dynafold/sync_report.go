@@ -8,6 +8,7 @@ import (
 
 	"github.com/dynafold/dynafold/cdc"
 	"github.com/dynafold/dynafold/pipeline"
+	"github.com/dynafold/dynafold/statestore"
 )
 
 // syncStatus prints the live status of a streaming sync: one line
@@ -66,13 +67,13 @@ func caughtUpNote(c bool) string {
 	return ""
 }
 
-func (a *app) printSyncSummary(s *cdc.Summary, statePath string) {
+func (a *app) printSyncSummary(s *cdc.Summary, state statestore.Store) {
 	if a.v.GetString("output") == "json" {
 		writeJSON(a.stdout, s)
 		return
 	}
 	if s.Load != nil {
-		a.printSummary(s.Load, cdc.LoadPath(statePath))
+		a.printSummary(s.Load, loadWhere(state))
 	}
 	if isTerminal(a.stderr) {
 		fmt.Fprintln(a.stderr)
@@ -88,7 +89,7 @@ func (a *app) printSyncSummary(s *cdc.Summary, statePath string) {
 	if s.Slot != "" {
 		slot = "; slot " + s.Slot
 	}
-	fmt.Fprintf(a.stdout, "confirmed through %s%s%s; checkpoint %s\n", s.Confirmed, note, slot, statePath)
+	fmt.Fprintf(a.stdout, "confirmed through %s%s%s; checkpoint %s\n", s.Confirmed, note, slot, state.Where())
 }
 
 func byteSize(n int64) string {
@@ -101,4 +102,12 @@ func byteSize(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// loadWhere names the initial load's checkpoint: its file, or the store.
+func loadWhere(s statestore.Store) string {
+	if f, ok := s.(*statestore.File); ok {
+		return statestore.LoadPath(f.Path())
+	}
+	return s.Where()
 }
