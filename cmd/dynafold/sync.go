@@ -80,6 +80,7 @@ saved; run again to resume).`,
 	f.Duration("heartbeat-every", 30*time.Second, "how often the heartbeat row is written (with --heartbeat-table)")
 	f.String("warn-retained-wal", "1GiB", "PostgreSQL: warn when the slot retains more WAL than this (or than half of max_slot_wal_keep_size)")
 	addServiceFlags(f)
+	addStateFlags(f)
 	cmd.AddCommand(a.syncCleanupCommand())
 	return cmd
 }
@@ -99,6 +100,7 @@ is left as it is.`,
 	f := cmd.Flags()
 	f.String("checkpoint", "", "sync checkpoint (default .dynafold/<table>.sync.json)")
 	f.String("slot", "", "replication slot and publication name (default dynafold_<table>)")
+	addStateFlags(f)
 	return cmd
 }
 
@@ -187,7 +189,7 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 	fingerprint := plan.Fingerprint(dsn.Identity())
 	rep.Fingerprint = fingerprint
 	statePath, slot := a.syncPaths(plan.Table.Name)
-	state, err := a.openSyncState(ctx, l, statePath)
+	state, err := a.openSyncState(ctx, l, statePath, plan.Table.Name)
 	if err != nil {
 		return err
 	}
@@ -385,7 +387,7 @@ func (a *app) runSyncCleanup(cmd *cobra.Command, _ []string) (err error) {
 	if err != nil {
 		return err
 	}
-	removed, err := a.removeSyncState(ctx, l, statePath)
+	removed, err := a.removeSyncState(ctx, l, statePath, table)
 	dropped = append(dropped, removed...)
 	if err != nil {
 		return err

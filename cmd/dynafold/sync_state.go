@@ -2,17 +2,109 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"time"
 
+	"github.com/spf13/pflag"
+
+	"github.com/dynafold/dynafold/sink"
 	"github.com/dynafold/dynafold/statestore"
 )
 
-// openSyncState opens where sync keeps its state: the local files at
-// statePath.
-func (a *app) openSyncState(_ context.Context, _ *loaded, statePath string) (statestore.Store, error) {
-	return statestore.OpenFile(statePath)
+// addStateFlags adds where sync keeps its state.
+func addStateFlags(f *pflag.FlagSet) {
+	f.String("state", "", "where sync keeps its state: dynamodb://TABLE (shared, with a lease; env DYNAFOLD_STATE), or local files (default; see --checkpoint)")
+	f.String("sync-name", "", "with --state dynamodb://: the name this sync's items are kept under in the state table (default: the target table's name)")
+}
+
+// openSyncState opens where sync keeps its state: the state table named
+// by --state dynamodb://TABLE (created on first use), or the local files
+// at statePath.
+func (a *app) openSyncState(ctx context.Context, l *loaded, statePath, target string) (statestore.Store, error) {
+	table, shared, err := statestore.ParseURL(a.v.GetString("state"))
+	if err != nil {
+		return nil, usageError(err)
+	}
+	if !shared {
+		if s := a.v.GetString("state"); s != "" {
+			return nil, usageError(fmt.Errorf("--state %q: want dynamodb://TABLE, or no --state for local files (--checkpoint)", s))
+		}
+		return statestore.OpenFile(statePath)
+	}
+	client, err := a.dynamo(ctx, l, 16)
+	if err != nil {
+		return nil, err
+	}
+	created, err := statestore.CreateTable(ctx, client, table, 5*time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	if created {
+		fmt.Fprintf(a.console, "dynafold: created the sync state table %s (on-demand; dynafold table create --state %s creates it ahead)\n", table, table)
+	}
+	return statestore.NewDynamo(client, table, a.syncName(target))
+}
+
+// syncName is --sync-name, or the target table's name.
+func (a *app) syncName(target string) string {
+	if n := a.v.GetString("sync-name"); n != "" {
+		return n
+	}
+	return target
 }
 
 // removeSyncState deletes sync's state and says what it removed.
-func (a *app) removeSyncState(_ context.Context, _ *loaded, statePath string) ([]string, error) {
-	return statestore.RemoveFiles(statePath)
+func (a *app) removeSyncState(ctx context.Context, l *loaded, statePath, target string) ([]string, error) {
+	if _, shared, err := statestore.ParseURL(a.v.GetString("state")); err != nil || !shared {
+		if err != nil {
+			return nil, usageError(err)
+		}
+		return statestore.RemoveFiles(statePath)
+	}
+	st, err := a.openSyncState(ctx, l, statePath, target)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return st.Remove(ctx)
+}
+
+// createStateTable is table create --state: the sync state table, at the
+// mapping's (or --endpoint's, --region's) DynamoDB.
+func (a *app) createStateTable(ctx context.Context, rep *report, url string) error {
+	table, shared, err := statestore.ParseURL(url)
+	if err != nil {
+		return usageError(err)
+	}
+	if !shared {
+		table = url
+	}
+	opts := sink.ClientOptions{Region: a.v.GetString("region"), Endpoint: a.v.GetString("endpoint"), Logger: a.log,
+		AllowInsecure: a.v.GetBool("allow-insecure-endpoint")}
+	if a.v.GetString("config") != "" {
+		l, err := a.load()
+		if err != nil {
+			return err
+		}
+		opts.Region, opts.Endpoint = l.cfg.Target.Region, l.cfg.Target.Endpoint
+	}
+	client, err := sink.NewClient(ctx, opts)
+	if err != nil {
+		return err
+	}
+	created, err := statestore.CreateTable(ctx, client, table, a.v.GetDuration("wait"))
+	if err != nil {
+		return err
+	}
+	rep.Table = table
+	rep.Result = map[string]any{"state_table": table, "created": created}
+	switch {
+	case a.v.GetString("output") == "json":
+		writeJSON(a.stdout, rep.Result)
+	case created:
+		fmt.Fprintf(a.stdout, "created the sync state table %s: key pk (S), on-demand\n", table)
+	default:
+		fmt.Fprintf(a.stdout, "the sync state table %s exists\n", table)
+	}
+	return nil
 }
