@@ -97,6 +97,11 @@ type Options struct {
 	Health  *metrics.Health
 	// Live, when given, is kept current for a monitor (see Live).
 	Live *Live
+	// Lease, when given, keeps this sync the only one writing a shared
+	// state: Run waits as a standby until it holds it, and goes back to
+	// standby when it loses it (see RunLeased). Fence then counts from
+	// when the old holder stopped writing.
+	Lease Lease
 }
 
 // What a reset source leads to (Options.OnSourceReset).
@@ -193,6 +198,14 @@ func Unsupported(plan *mapping.Plan, tables map[source.TableRef]*source.Table) e
 // faults of the source and of DynamoDB are waited out; a reset source
 // stops it or, with ResetResnapshot, loads the table again.
 func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
+	opts = opts.withDefaults()
+	if opts.Lease != nil {
+		return runLeased(ctx, job, opts)
+	}
+	return run(ctx, job, opts)
+}
+
+func (opts Options) withDefaults() Options {
 	if opts.Writers <= 0 {
 		opts.Writers = 8
 	}
@@ -217,6 +230,11 @@ func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 	if opts.OnSourceReset == "" {
 		opts.OnSourceReset = ResetStop
 	}
+	return opts
+}
+
+// run is one sync holding the state, until it stops.
+func run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 	g, err := buildGraph(job.Plan, job.Tables)
 	if err != nil {
 		return nil, err
@@ -249,7 +267,8 @@ func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 		e.live.confirmed.Store(&pos)
 	}
 	e.store = job.State
-	if st.Running != nil {
+	if st.Running != nil && opts.Lease == nil {
+		// With a lease, taking it over waited for those writes.
 		e.log.Warn("the last sync did not stop cleanly; waiting for the writes it left in flight before writing",
 			"pid", st.Running.PID, "started", st.Running.Started, "fence", opts.Fence)
 		select {

@@ -445,3 +445,12 @@ func checkTable(ctx context.Context, api API, table string) error {
 	}
 	return nil
 }
+
+// Lease returns the lease of this sync's state for holder owner, and
+// makes every write of the store ask it first (Guard): a sync that no
+// longer holds the lease writes nothing more.
+func (d *Dynamo) Lease(owner string, duration, fence time.Duration) *Lease {
+	l := NewLease(d.api, d.table, d.name, owner, duration, fence)
+	d.Guard(l.Check)
+	return l
+}

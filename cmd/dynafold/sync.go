@@ -72,7 +72,7 @@ saved; run again to resume).`,
 	f.Duration("status-every", 5*time.Second, "how often a JSON status line is printed while streaming (--progress json)")
 	f.Duration("grace", 5*time.Second, "after a stop signal, how long writes in flight may finish")
 	f.Int("round-changes", 5000, "changes gathered into one apply round (whole transactions)")
-	f.Duration("fence", 5*time.Second, "after a sync that died uncleanly (SIGKILL, crash), how long to wait for the writes it left in flight before writing")
+	f.Duration("fence", 5*time.Second, "after a sync that died uncleanly (SIGKILL, crash) or lost its lease, how long to wait for the writes it left in flight before writing (with a lease: from when they stopped)")
 	f.Uint32("server-id", 0, "MySQL/MariaDB: the replica server_id the binlog is read as (default 2^31 + a hash of the table name, 2147483648-4294967294)")
 	f.Duration("give-up-after", 0, "end with exit 4 (resumable) when one fault of the source or DynamoDB lasts longer than this (default: wait as long as it takes)")
 	f.String("on-source-reset", cdc.ResetStop, "when the slot is gone or invalidated, the binlog purged or the server another one: stop (exit 2, naming the fix) or resnapshot (load again from a new slot or position and delete what no row produces)")
@@ -195,6 +195,15 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 	}
 	defer state.Close()
 	rep.Checkpoint = state.Where()
+	lease, err := a.syncLease(state)
+	if err != nil {
+		return err
+	}
+	var gate func() error
+	var leased cdc.Lease
+	if lease != nil {
+		gate, leased = lease.Check, lease
+	}
 
 	tables, err := introspectAll(ctx, src, l.cfg)
 	if err != nil {
@@ -230,7 +239,7 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 		return usageError(fmt.Errorf("the %s source cannot read its current state for live sync", src.Driver()))
 	}
 
-	client, writer, err := a.tableWriter(ctx, l, plan, writers)
+	client, writer, err := a.gatedTableWriter(ctx, l, plan, writers, gate)
 	if err != nil {
 		return err
 	}
@@ -277,7 +286,7 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 		Status: status, RejectFile: rejectPath, Logger: a.log, Fence: a.v.GetDuration("fence"),
 		GiveUpAfter: a.v.GetDuration("give-up-after"), OnSourceReset: a.v.GetString("on-source-reset"),
 		HeartbeatEvery: a.v.GetDuration("heartbeat-every"), WarnRetainedWAL: svc.warnRetained,
-		Metrics: series, Health: obs.health, Live: live,
+		Metrics: series, Health: obs.health, Live: live, Lease: leased,
 	})
 	restore()
 	if progress != nil {

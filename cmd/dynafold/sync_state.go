@@ -3,10 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"os"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/spf13/pflag"
 
+	"github.com/dynafold/dynafold/mapping"
 	"github.com/dynafold/dynafold/sink"
 	"github.com/dynafold/dynafold/statestore"
 )
@@ -14,6 +18,7 @@ import (
 // addStateFlags adds where sync keeps its state.
 func addStateFlags(f *pflag.FlagSet) {
 	f.String("state", "", "where sync keeps its state: dynamodb://TABLE (shared, with a lease; env DYNAFOLD_STATE), or local files (default; see --checkpoint)")
+	f.Duration("lease-duration", 10*time.Second, "with a shared --state: how long the lease holds without renewal (renewed every third of it); a standby takes over this long after the holder stops")
 	f.String("sync-name", "", "with --state dynamodb://: the name this sync's items are kept under in the state table (default: the target table's name)")
 }
 
@@ -107,4 +112,40 @@ func (a *app) createStateTable(ctx context.Context, rep *report, url string) err
 		fmt.Fprintf(a.stdout, "the sync state table %s exists\n", table)
 	}
 	return nil
+}
+
+// gatedSender sends the writer's requests only while gate allows.
+type gatedSender struct {
+	guard *sink.ReachGuard
+	gate  func() error
+}
+
+func (g gatedSender) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	if err := g.gate(); err != nil {
+		return nil, err
+	}
+	return g.guard.BatchWriteItem(ctx, in, optFns...)
+}
+
+func (g gatedSender) SendBody(ctx context.Context, table string, pending []*mapping.Item, body []byte) (*dynamodb.BatchWriteItemOutput, error) {
+	if err := g.gate(); err != nil {
+		return nil, err
+	}
+	return g.guard.SendBody(ctx, table, pending, body)
+}
+
+// syncLease is the lease of a shared state (nil for local files), which
+// every write of the state and of the table asks first.
+func (a *app) syncLease(state statestore.Store) (*statestore.Lease, error) {
+	d, ok := state.(*statestore.Dynamo)
+	if !ok {
+		return nil, nil
+	}
+	dur := a.v.GetDuration("lease-duration")
+	if dur < time.Second {
+		return nil, usageError(fmt.Errorf("--lease-duration must be at least 1s, not %s", dur))
+	}
+	host, _ := os.Hostname()
+	owner := fmt.Sprintf("%s:%d:%04x", host, os.Getpid(), rand.Uint32()&0xffff)
+	return d.Lease(owner, dur, a.v.GetDuration("fence")), nil
 }
