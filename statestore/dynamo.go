@@ -393,6 +393,10 @@ func (b docItem) Delete(ctx context.Context) error {
 // Remove implements Store: every item of this sync, the lease included.
 func (d *Dynamo) Remove(ctx context.Context) ([]string, error) {
 	n, err := d.deletePrefix(ctx, d.name+"#")
+	var missing *types.ResourceNotFoundException
+	if errors.As(err, &missing) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("removing the sync state of %s from %s: %w", d.name, d.table, err)
 	}

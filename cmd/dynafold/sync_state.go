@@ -26,6 +26,10 @@ func addStateFlags(f *pflag.FlagSet) {
 // by --state dynamodb://TABLE (created on first use), or the local files
 // at statePath.
 func (a *app) openSyncState(ctx context.Context, l *loaded, statePath, target string) (statestore.Store, error) {
+	return a.openState(ctx, l, statePath, target, true)
+}
+
+func (a *app) openState(ctx context.Context, l *loaded, statePath, target string, create bool) (statestore.Store, error) {
 	table, shared, err := statestore.ParseURL(a.v.GetString("state"))
 	if err != nil {
 		return nil, usageError(err)
@@ -39,6 +43,9 @@ func (a *app) openSyncState(ctx context.Context, l *loaded, statePath, target st
 	client, err := a.dynamo(ctx, l, 16)
 	if err != nil {
 		return nil, err
+	}
+	if !create {
+		return statestore.NewDynamo(client, table, a.syncName(target))
 	}
 	created, err := statestore.CreateTable(ctx, client, table, 5*time.Minute)
 	if err != nil {
@@ -66,7 +73,7 @@ func (a *app) removeSyncState(ctx context.Context, l *loaded, statePath, target 
 		}
 		return statestore.RemoveFiles(statePath)
 	}
-	st, err := a.openSyncState(ctx, l, statePath, target)
+	st, err := a.openState(ctx, l, statePath, target, false)
 	if err != nil {
 		return nil, err
 	}

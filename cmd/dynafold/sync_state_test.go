@@ -78,6 +78,15 @@ func TestSyncStateMovesMachines(t *testing.T) {
 	require.ErrorIs(t, err, os.ErrNotExist, "nothing is kept on the machine")
 	require.NoError(t, os.MkdirAll(sd.dir, 0o755))
 	sd.requireConverged(t)
+
+	// sync cleanup --state removes the sync's items from the state table;
+	// a second finds nothing.
+	r = sd.cli(t, append([]string{"sync", "cleanup"}, state...)...)
+	require.Equal(t, 0, r.Code, r.Output())
+	require.Contains(t, r.Stdout, "items of sync "+sd.table+" in state table")
+	r = sd.cli(t, append([]string{"sync", "cleanup"}, state...)...)
+	require.Equal(t, 0, r.Code, r.Output())
+	require.Contains(t, r.Stdout, "nothing to clean up")
 }
 
 // leasedSync is one of two syncs of one shared state.
@@ -91,7 +100,8 @@ type leasedSync struct {
 func startLeased(t *testing.T, sd *syncDesign, dir string, extra ...string) *leasedSync {
 	t.Helper()
 	s := &leasedSync{metrics: freeAddr(t)}
-	args := sd.args(append([]string{"sync", "--progress", "json", "--metrics-addr", s.metrics, "--log-level", "info", "--status-every", "1s"}, extra...)...)
+	// extra comes last so that it overrides the common flags.
+	args := append(sd.args("sync", "--progress", "json", "--metrics-addr", s.metrics, "--log-level", "info", "--status-every", "1s"), extra...)
 	s.cmd = clitest.Command(t.Context(), t, dir, nil, args...)
 	s.out = &syncBuffer{}
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
