@@ -2,15 +2,12 @@ package statestore_test
 
 import (
 	"context"
-	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dynafold/dynafold/internal/testenv"
 	"github.com/dynafold/dynafold/statestore"
 	"github.com/dynafold/dynafold/statestore/statestoretest"
 )
@@ -41,27 +38,11 @@ func (c *counting) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteIt
 	return c.API.BatchWriteItem(ctx, in, o...)
 }
 
-// stateTable creates a state table for the test, deleted when it ends.
-func stateTable(t *testing.T) (*dynamodb.Client, string) {
-	c := testenv.DynamoClient(t)
-	table := testenv.NewTableName(t)
-	testenv.DeleteTableOnCleanup(t, c, table)
-	created, err := statestore.CreateTable(context.Background(), c, table, time.Minute)
-	require.NoError(t, err)
-	require.True(t, created)
-	created, err = statestore.CreateTable(context.Background(), c, table, time.Minute)
-	require.NoError(t, err)
-	require.False(t, created, "a second create finds the table")
-	return c, table
-}
-
 func TestDynamoConformance(t *testing.T) {
-	c, table := stateTable(t)
-	syncs := 0
+	c, table := statestore.StateTableForTest(t)
 	statestoretest.Run(t, func(t *testing.T) statestoretest.Subject {
-		syncs++
 		// Every case is another sync sharing the one state table.
-		name := "sync" + strings.Repeat("x", syncs%3) + string(rune('a'+syncs%26)) + "_" + time.Now().Format("150405.000000")
+		name := statestore.SyncNameForTest(t)
 		api := &counting{API: c}
 		return statestoretest.Subject{
 			Open: func(t *testing.T) statestore.Store {

@@ -9,8 +9,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/require"
-
-	"github.com/dynafold/dynafold/internal/testenv"
 )
 
 // The lease's failure cases, after those of AWS's DynamoDB Lock Client:
@@ -56,23 +54,20 @@ const (
 )
 
 func leaseTable(t *testing.T) API {
-	c := testenv.DynamoClient(t)
-	table := testenv.NewTableName(t)
-	testenv.DeleteTableOnCleanup(t, c, table)
-	_, err := CreateTable(context.Background(), c, table, time.Minute)
-	require.NoError(t, err)
-	return &tableAPI{API: c, table: table}
+	c, table := stateTable(t)
+	return &tableAPI{API: c, table: table, name: syncName(t)}
 }
 
-// tableAPI carries the table's name to newTestLease.
+// tableAPI carries the table's and the test's sync name to newTestLease.
 type tableAPI struct {
 	API
-	table string
+	table, name string
 }
 
 func newTestLease(api API, owner string, c *clock) (*Lease, *writes) {
 	w := &writes{API: api}
-	l := NewLease(w, api.(*tableAPI).table, "s", owner, testDuration, testFence)
+	ta := api.(*tableAPI)
+	l := NewLease(w, ta.table, ta.name, owner, testDuration, testFence)
 	l.now = c.now
 	return l, w
 }
@@ -210,12 +205,12 @@ func TestLeaseOneOfTwoTakersWins(t *testing.T) {
 func TestStateWriteIsFenced(t *testing.T) {
 	ctx := context.Background()
 	api := leaseTable(t)
-	table := api.(*tableAPI).table
-	old, err := NewDynamo(api, table, "s")
+	table, name := api.(*tableAPI).table, api.(*tableAPI).name
+	old, err := NewDynamo(api, table, name)
 	require.NoError(t, err)
 	old.SetFence(1)
 	require.NoError(t, old.WriteState(ctx, []byte("1")))
-	cur, err := NewDynamo(api, table, "s")
+	cur, err := NewDynamo(api, table, name)
 	require.NoError(t, err)
 	cur.SetFence(2)
 	require.NoError(t, cur.WriteState(ctx, []byte("2")))
