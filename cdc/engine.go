@@ -99,7 +99,7 @@ type Options struct {
 	Live *Live
 	// Lease, when given, keeps this sync the only one writing a shared
 	// state: Run waits as a standby until it holds it, and goes back to
-	// standby when it loses it (see RunLeased). Fence then counts from
+	// standby when it loses it (see runLeased). Fence then counts from
 	// when the old holder stopped writing.
 	Lease Lease
 }

@@ -61,19 +61,8 @@ func runLeased(ctx context.Context, job Job, opts Options) (*Summary, error) {
 			f.SetFence(took.Counter)
 		}
 		log.Info("took the state's lease", "fencing_counter", took.Counter, "from", took.From, "fence_wait", took.Wait)
-		if took.Wait > 0 {
-			t := time.NewTimer(took.Wait)
-			select {
-			case <-t.C:
-			case <-stopCtx.Done():
-				t.Stop()
-				endBeat()
-				_ = opts.Lease.Release(context.Background())
-				return nil, stopped(ctx, opts, stopCtx.Err())
-			}
-		}
 		endBeat()
-		sum, lost, err := runHolding(ctx, job, opts)
+		sum, lost, err := runHolding(ctx, job, opts, took.Wait)
 		if lost && ctx.Err() == nil {
 			log.Warn("lost the state's lease: this sync stopped writing and is standby again", "error", err)
 			continue
@@ -87,9 +76,10 @@ func runLeased(ctx context.Context, job Job, opts Options) (*Summary, error) {
 	}
 }
 
-// runHolding runs sync while the lease is kept; lost says the lease was
-// lost meanwhile.
-func runHolding(ctx context.Context, job Job, opts Options) (*Summary, bool, error) {
+// runHolding keeps the lease from the take on, waits the fence, then runs
+// sync; lost says the lease was lost meanwhile. A stop during the wait
+// returns ErrInterrupted with nothing written.
+func runHolding(ctx context.Context, job Job, opts Options, wait time.Duration) (*Summary, bool, error) {
 	lctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	kept := make(chan struct{})
@@ -99,11 +89,31 @@ func runHolding(ctx context.Context, job Job, opts Options) (*Summary, bool, err
 			cancel(err)
 		}
 	}()
+	defer func() {
+		cancel(nil)
+		<-kept
+	}()
+	if wait > 0 {
+		end := beatWhile(opts.Health)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-opts.Stop:
+		case <-lctx.Done():
+		}
+		t.Stop()
+		end()
+		select {
+		case <-opts.Stop:
+			return nil, false, pipeline.ErrInterrupted
+		default:
+		}
+		if lctx.Err() != nil {
+			return nil, errors.Is(context.Cause(lctx), statestore.ErrLeaseLost), lctx.Err()
+		}
+	}
 	sum, err := run(lctx, job, opts)
-	lostLease := errors.Is(context.Cause(lctx), statestore.ErrLeaseLost) || errors.Is(err, statestore.ErrFenced)
-	cancel(nil)
-	<-kept
-	return sum, lostLease, err
+	return sum, errors.Is(context.Cause(lctx), statestore.ErrLeaseLost) || errors.Is(err, statestore.ErrFenced), err
 }
 
 // stopped is what a standby returns when it ends: interrupted by a stop

@@ -318,7 +318,11 @@ func (l *Lease) Keep(ctx context.Context) error {
 		if err := l.sleep(ctx, every); err != nil {
 			return nil
 		}
-		err := l.Renew(ctx)
+		// A renewal that takes longer than a third of the duration is
+		// given up: the next is due.
+		rctx, cancel := context.WithTimeout(ctx, l.duration/3)
+		err := l.Renew(rctx)
+		cancel()
 		switch {
 		case errors.Is(err, ErrLeaseLost):
 			return err

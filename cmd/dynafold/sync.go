@@ -46,12 +46,20 @@ server) stops it with exit 2, or with --on-source-reset resnapshot is
 loaded again. --metrics-addr serves Prometheus metrics, /healthz and
 /readyz (see docs/sync-service.md).
 
+Sync's state (the confirmed position, the row index, the initial load's
+checkpoint) is kept in local files by default. --state dynamodb://TABLE
+keeps it in a DynamoDB table instead, so that sync can move to another
+host with no reload, and a second sync on the same state waits as a
+standby (not ready) and takes over when the active one's lease expires
+(see docs/sync-state.md).
+
 Exit codes: 0 caught up · 1 failure (DDL on a mapped column, a row under
 on_error: fail) · 2 invalid usage, mapping, a missing prerequisite or a
 reset source · 4 interrupted, or a fault outlasted --give-up-after (state
 saved; run again to resume).`,
 		Example: `  dynafold sync --config configs/portfolios.yaml
   dynafold sync --config configs/portfolios.yaml --metrics-addr 10.0.3.7:9464 --on-source-reset resnapshot
+  dynafold sync --config configs/portfolios.yaml --state dynamodb://dynafold-state --metrics-addr 0.0.0.0:9464
   dynafold sync --config configs/portfolios.yaml --until-caught-up   # at cutover, after writes stop
   dynafold sync cleanup --config configs/portfolios.yaml`,
 		Args: cobra.NoArgs,

@@ -40,6 +40,9 @@ func (a *app) openState(ctx context.Context, l *loaded, statePath, target string
 		}
 		return statestore.OpenFile(statePath)
 	}
+	if a.v.GetString("checkpoint") != "" {
+		return nil, usageError(fmt.Errorf("--checkpoint names local state files; with --state %s the state is kept in that table (drop one of the two)", a.v.GetString("state")))
+	}
 	client, err := a.dynamo(ctx, l, 16)
 	if err != nil {
 		return nil, err
