@@ -16,6 +16,7 @@ import (
 	"github.com/dynafold/dynafold/mapping"
 	"github.com/dynafold/dynafold/sink"
 	"github.com/dynafold/dynafold/source"
+	"github.com/dynafold/dynafold/statestore"
 	"github.com/dynafold/dynafold/value"
 )
 
@@ -328,13 +329,8 @@ func (r *round) stale(rows []*derived) map[string]bool {
 // write records the intent in the row index, writes puts and deletes, and
 // then records the new keys.
 func (r *round) write(ctx context.Context, rows []*derived) error {
-	ix := r.e.index
-	if err := ix.view(func(tx *indexTx) error {
-		for _, d := range rows {
-			d.old = tx.keys(d.entity.Name, d.key)
-		}
-		return nil
-	}); err != nil {
+	store := r.e.store
+	if err := r.readOld(ctx, rows); err != nil {
 		return fmt.Errorf("reading the row index: %w", err)
 	}
 	puts, err := r.claim(rows)
@@ -343,22 +339,19 @@ func (r *round) write(ctx context.Context, rows []*derived) error {
 	}
 	dels := r.stale(rows)
 	// Intent: every key a row had or is about to have.
-	if err := ix.update(func(tx *indexTx) error {
-		for _, d := range rows {
-			union := slices.Clone(d.old)
-			for i := range d.items {
-				if !slices.Contains(union, d.items[i].Key) {
-					union = append(union, d.items[i].Key)
-				}
-			}
-			if len(union) != len(d.old) {
-				if err := tx.set(d.entity.Name, d.key, union); err != nil {
-					return err
-				}
+	var intents []statestore.Entry
+	for _, d := range rows {
+		union := slices.Clone(d.old)
+		for i := range d.items {
+			if !slices.Contains(union, d.items[i].Key) {
+				union = append(union, d.items[i].Key)
 			}
 		}
-		return nil
-	}); err != nil {
+		if len(union) != len(d.old) {
+			intents = append(intents, statestore.Entry{Entity: d.entity.Name, Row: d.key, Keys: union})
+		}
+	}
+	if err := store.SetKeys(ctx, intents); err != nil {
 		return fmt.Errorf("recording write intents in the row index: %w", err)
 	}
 	ops := make([]*mapping.Item, 0, len(puts)+len(dels))
@@ -375,21 +368,42 @@ func (r *round) write(ctx context.Context, rows []*derived) error {
 	r.writeTime += time.Since(sent)
 	r.counts.ItemsWritten += int64(len(puts))
 	r.counts.ItemsDeleted += int64(len(dels))
-	if err := ix.update(func(tx *indexTx) error {
-		for _, d := range rows {
-			keys := make([]string, len(d.items))
-			for i := range d.items {
-				keys[i] = d.items[i].Key
-			}
-			if !slices.Equal(keys, d.old) {
-				if err := tx.set(d.entity.Name, d.key, keys); err != nil {
-					return err
-				}
-			}
+	var written []statestore.Entry
+	for _, d := range rows {
+		keys := make([]string, len(d.items))
+		for i := range d.items {
+			keys[i] = d.items[i].Key
 		}
-		return nil
-	}); err != nil {
+		if !slices.Equal(keys, d.old) {
+			written = append(written, statestore.Entry{Entity: d.entity.Name, Row: d.key, Keys: keys})
+		}
+	}
+	if err := store.SetKeys(ctx, written); err != nil {
 		return fmt.Errorf("recording written keys in the row index: %w", err)
+	}
+	return nil
+}
+
+// readOld reads from the row index the keys each row had, one call per
+// entity (a slice holds the rows of one entity, but need not).
+func (r *round) readOld(ctx context.Context, rows []*derived) error {
+	for start := 0; start < len(rows); {
+		end := start + 1
+		for end < len(rows) && rows[end].entity == rows[start].entity {
+			end++
+		}
+		keys := make([][]byte, end-start)
+		for i, d := range rows[start:end] {
+			keys[i] = d.key
+		}
+		old, err := r.e.store.Keys(ctx, rows[start].entity.Name, keys)
+		if err != nil {
+			return err
+		}
+		for i, d := range rows[start:end] {
+			d.old = old[i]
+		}
+		start = end
 	}
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/dynafold/dynafold/pipeline"
 	"github.com/dynafold/dynafold/sink"
 	"github.com/dynafold/dynafold/source"
+	"github.com/dynafold/dynafold/statestore"
 	"github.com/dynafold/dynafold/value"
 )
 
@@ -33,9 +33,10 @@ type Job struct {
 	// slot exported, or "" for a new one.
 	Snapshot func(ctx context.Context, importID string) (source.Snapshot, error)
 	Writer   *sink.DynamoWriter
-	// StatePath is the sync checkpoint; the row index and the initial
-	// load's checkpoint are kept beside it (IndexPath, LoadPath).
-	StatePath   string
+	// State keeps the sync state, the row index and the initial load's
+	// checkpoint (statestore.File or statestore.Dynamo). Run does not
+	// close it.
+	State       statestore.Store
 	Fingerprint string
 	Identity    string
 	RunID       string
@@ -49,14 +50,6 @@ type Job struct {
 	// the whole table).
 	Prune func(ctx context.Context) (int64, error)
 }
-
-// IndexPath is the row index kept beside a sync checkpoint.
-func IndexPath(statePath string) string { return trimJSON(statePath) + ".index" }
-
-// LoadPath is the initial load's checkpoint kept beside a sync checkpoint.
-func LoadPath(statePath string) string { return trimJSON(statePath) + ".load.json" }
-
-func trimJSON(p string) string { return strings.TrimSuffix(p, ".json") }
 
 // Options tune a sync.
 type Options struct {
@@ -104,6 +97,11 @@ type Options struct {
 	Health  *metrics.Health
 	// Live, when given, is kept current for a monitor (see Live).
 	Live *Live
+	// Lease, when given, keeps this sync the only one writing a shared
+	// state: Run waits as a standby until it holds it, and goes back to
+	// standby when it loses it (see runLeased). Fence then counts from
+	// when the old holder stopped writing.
+	Lease Lease
 }
 
 // What a reset source leads to (Options.OnSourceReset).
@@ -157,7 +155,7 @@ type engine struct {
 	opts   Options
 	plan   *mapping.Plan
 	graph  *graph
-	index  *rowIndex
+	store  statestore.Store
 	writer *sink.DynamoWriter
 	state  *State
 	reject *pipeline.RejectFile
@@ -201,6 +199,14 @@ func Unsupported(plan *mapping.Plan, tables map[source.TableRef]*source.Table) e
 // stops it or, with ResetResnapshot, loads the table again.
 func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 	opts = opts.withDefaults()
+	if opts.Lease != nil {
+		return runLeased(ctx, job, opts)
+	}
+	return run(ctx, job, opts)
+}
+
+// run is one sync holding the state, until it stops.
+func run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 	g, err := buildGraph(job.Plan, job.Tables)
 	if err != nil {
 		return nil, err
@@ -213,9 +219,9 @@ func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 	defer e.beat.Stop()
 	e.setState(metrics.StateLoading)
 	started := time.Now()
-	sum := &Summary{Started: started.UTC(), Index: IndexPath(job.StatePath)}
+	sum := &Summary{Started: started.UTC(), Index: indexName(job.State)}
 
-	st, err := loadState(job.StatePath)
+	st, err := loadState(ctx, job.State)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +229,7 @@ func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 	case st == nil:
 		st = &State{Version: 1, Table: job.Plan.Table.Name, Fingerprint: job.Fingerprint, Source: job.Identity, Created: time.Now().UTC()}
 	case st.Fingerprint != job.Fingerprint && !opts.Force:
-		return nil, fmt.Errorf("%w: the sync checkpoint %s was made with another mapping, source or table; run dynafold sync cleanup to start over, or --force to go on", checkpoint.ErrMismatch, job.StatePath)
+		return nil, fmt.Errorf("%w: the sync checkpoint %s was made with another mapping, source or table; run dynafold sync cleanup to start over, or --force to go on", checkpoint.ErrMismatch, job.State.Where())
 	}
 	st.Fingerprint = job.Fingerprint
 	e.state = st
@@ -232,17 +238,9 @@ func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 		pos := st.Confirmed
 		e.live.confirmed.Store(&pos)
 	}
-	if err := os.MkdirAll(dirOf(job.StatePath), 0o755); err != nil {
-		return nil, err
-	}
-	// The row index's file lock is the sync's lock: a second sync of the
-	// same state stops here.
-	e.index, err = openIndex(IndexPath(job.StatePath))
-	if err != nil {
-		return nil, err
-	}
-	defer e.index.Close()
-	if st.Running != nil {
+	e.store = job.State
+	if st.Running != nil && opts.Lease == nil {
+		// With a lease, taking it over waited for those writes.
 		e.log.Warn("the last sync did not stop cleanly; waiting for the writes it left in flight before writing",
 			"pid", st.Running.PID, "started", st.Running.Started, "fence", opts.Fence)
 		select {
@@ -251,7 +249,7 @@ func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 			return nil, ctx.Err()
 		}
 	}
-	e.log.Info("sync starting", "phase", st.Phase, "confirmed", st.Confirmed, "checkpoint", job.StatePath)
+	e.log.Info("sync starting", "phase", st.Phase, "confirmed", st.Confirmed, "checkpoint", job.State.Where())
 	st.Running = &Running{PID: os.Getpid(), Started: time.Now().UTC()}
 	defer func() {
 		// A stop that abandoned writes in flight is not clean.
@@ -405,13 +403,24 @@ func (e *engine) finish(sum *Summary, started time.Time) {
 	sum.Seconds = time.Since(started).Seconds()
 }
 
-// save persists the state after making the row index durable: the index
-// is never older than the position the state records.
+// save persists the state; the store makes the row index durable first,
+// so the index is never older than the position the state records. It
+// runs on its own context: the last save, after a stop, must still land.
 func (e *engine) save() error {
-	if err := e.index.Sync(); err != nil {
-		return fmt.Errorf("syncing the row index: %w", err)
+	ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
+	defer cancel()
+	return e.state.save(ctx, e.store)
+}
+
+// saveTimeout bounds one save of the state.
+const saveTimeout = time.Minute
+
+// indexName names the row index for the summary: its file, or the store.
+func indexName(s statestore.Store) string {
+	if f, ok := s.(*statestore.File); ok {
+		return f.IndexPath()
 	}
-	return e.state.save(e.job.StatePath)
+	return s.Where()
 }
 
 // rowFailed applies the entity's on_error to a row that cannot become
@@ -444,11 +453,4 @@ func containsString(s []string, v string) bool {
 		}
 	}
 	return false
-}
-
-func dirOf(p string) string {
-	if i := strings.LastIndexByte(p, '/'); i >= 0 {
-		return p[:i]
-	}
-	return "."
 }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/dynafold/dynafold/checkpoint"
 	"github.com/dynafold/dynafold/metrics"
 	"github.com/dynafold/dynafold/pipeline"
+	"github.com/dynafold/dynafold/statestore"
 )
 
 // loadPhase runs the initial load (resuming its checkpoint when it runs
@@ -52,7 +52,9 @@ func (e *engine) loadPhase(ctx context.Context, snapshotID string, sum *Summary)
 	if err := e.save(); err != nil {
 		return err
 	}
-	_ = os.Remove(LoadPath(e.job.StatePath))
+	if err := e.store.Load().Discard(ctx); err != nil {
+		e.log.Warn("removing the initial load's checkpoint failed", "error", err)
+	}
 	e.log.Info("initial load complete; streaming changes", "from", st.Confirmed)
 	return nil
 }
@@ -69,10 +71,10 @@ func (e *engine) resnapshot(ctx context.Context, reset *SourceResetError) error 
 	if err := e.job.Changes.Reset(ctx); err != nil {
 		return err
 	}
-	if err := os.Remove(LoadPath(e.job.StatePath)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := e.store.Load().Discard(ctx); err != nil {
 		return err
 	}
-	if err := e.index.clear(); err != nil {
+	if err := e.store.ClearKeys(ctx); err != nil {
 		return fmt.Errorf("clearing the row index: %w", err)
 	}
 	st := e.state
@@ -93,53 +95,74 @@ func (e *engine) load(ctx context.Context, snapshotID string) (*pipeline.Summary
 	opts := e.opts.Load
 	opts.Stop = e.opts.Stop
 	opts.Logger = e.log
-	opts.OnBuilt = func(rows []pipeline.BuiltRow) error {
-		return e.index.update(func(tx *indexTx) error {
-			for _, r := range rows {
-				k := rowKey(r.Key)
-				keys := tx.keys(r.Entity.Name, k)
-				n := len(keys)
-				for i := range r.Items {
-					if !containsString(keys, r.Items[i].Key) {
-						keys = append(keys, r.Items[i].Key)
-					}
-				}
-				if len(keys) != n {
-					if err := tx.set(r.Entity.Name, k, keys); err != nil {
-						return err
-					}
-				}
-			}
-			return nil
-		})
-	}
-	store := &indexedStore{Store: checkpoint.NewFileStore(LoadPath(e.job.StatePath)), index: e.index, health: e.health}
+	opts.OnBuilt = func(rows []pipeline.BuiltRow) error { return e.recordLoaded(ctx, rows) }
+	store := &beatingStore{Store: e.store.Load(), health: e.health}
 	return pipeline.Run(ctx, pipeline.Job{
 		Plan: e.plan, Snapshot: snap, Sink: e.writer, Store: store, Force: e.opts.Force,
 		Meta: checkpoint.Meta{Fingerprint: e.job.Fingerprint, Table: e.plan.Table.Name, Source: e.job.Identity, RunID: e.job.RunID},
 	}, opts)
 }
 
-// indexedStore makes the row index durable before each save of the load's
-// checkpoint. The pipeline's loop saves it every --checkpoint-every, which
-// is also the load's heartbeat for liveness.
-type indexedStore struct {
+// recordLoaded adds the keys of the items built rows will write to their
+// rows' entries in the row index, before the items are written. Rows come
+// per entity as the pipeline built them; the store is asked once per
+// entity.
+func (e *engine) recordLoaded(ctx context.Context, rows []pipeline.BuiltRow) error {
+	byEntity := map[string][]int{}
+	var order []string
+	for i, r := range rows {
+		name := r.Entity.Name
+		if _, ok := byEntity[name]; !ok {
+			order = append(order, name)
+		}
+		byEntity[name] = append(byEntity[name], i)
+	}
+	var set []statestore.Entry
+	for _, name := range order {
+		idx := byEntity[name]
+		keys := make([][]byte, len(idx))
+		for j, i := range idx {
+			keys[j] = rowKey(rows[i].Key)
+		}
+		have, err := e.store.Keys(ctx, name, keys)
+		if err != nil {
+			return err
+		}
+		// A row may come twice in one call; the later sees the earlier.
+		seen := map[string]int{}
+		for j, i := range idx {
+			cur := have[j]
+			if at, ok := seen[string(keys[j])]; ok {
+				cur = set[at].Keys
+			}
+			n := len(cur)
+			for k := range rows[i].Items {
+				if !containsString(cur, rows[i].Items[k].Key) {
+					cur = append(cur, rows[i].Items[k].Key)
+				}
+			}
+			if len(cur) == n {
+				continue
+			}
+			if at, ok := seen[string(keys[j])]; ok {
+				set[at].Keys = cur
+				continue
+			}
+			seen[string(keys[j])] = len(set)
+			set = append(set, statestore.Entry{Entity: name, Row: keys[j], Keys: cur})
+		}
+	}
+	return e.store.SetKeys(ctx, set)
+}
+
+// beatingStore beats liveness on each save of the load's checkpoint: the
+// pipeline's loop saves it every --checkpoint-every.
+type beatingStore struct {
 	checkpoint.Store
-	index  *rowIndex
 	health *metrics.Health
 }
 
-func (s *indexedStore) Flush(ctx context.Context) error {
+func (s *beatingStore) Flush(ctx context.Context) error {
 	s.health.Beat()
-	if err := s.index.Sync(); err != nil {
-		return err
-	}
 	return s.Store.Flush(ctx)
-}
-
-func (s *indexedStore) Finish(ctx context.Context) error {
-	if err := s.index.Sync(); err != nil {
-		return err
-	}
-	return s.Store.Finish(ctx)
 }

@@ -1,14 +1,13 @@
 package cdc
 
 import (
+	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"time"
 
-	"github.com/dynafold/dynafold/checkpoint"
 	"github.com/dynafold/dynafold/source"
+	"github.com/dynafold/dynafold/statestore"
 )
 
 // Phases of a sync.
@@ -80,26 +79,26 @@ func (c *Counters) add(o Counters) {
 	c.ChangesFanned += o.ChangesFanned
 }
 
-func loadState(path string) (*State, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading sync checkpoint: %w", err)
+// loadState reads the state the store holds; nil when there is none.
+func loadState(ctx context.Context, store statestore.Store) (*State, error) {
+	b, err := store.ReadState(ctx)
+	if err != nil || b == nil {
+		return nil, err
 	}
 	var s State
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("sync checkpoint %s is not valid: %w", path, err)
+		return nil, fmt.Errorf("sync checkpoint %s is not valid: %w", store.Where(), err)
 	}
 	return &s, nil
 }
 
-func (s *State) save(path string) error {
+// save writes the state to the store, which makes the row index durable
+// first.
+func (s *State) save(ctx context.Context, store statestore.Store) error {
 	s.Updated = time.Now().UTC()
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
 	}
-	return checkpoint.WriteAtomic(path, append(b, '\n'))
+	return store.WriteState(ctx, append(b, '\n'))
 }

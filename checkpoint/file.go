@@ -45,6 +45,23 @@ type FileStore struct {
 	saved *Saved
 	// attached, if set, gives the sink state to save with each Flush.
 	attached func() (state json.RawMessage, release func())
+	// blob, if set, keeps the document instead of the file at path.
+	blob Blob
+}
+
+// Blob keeps a checkpoint document somewhere other than a local file (an
+// item of the sync state table). Read returns nil when there is none;
+// Write replaces it durably.
+type Blob interface {
+	Read(ctx context.Context) ([]byte, error)
+	Write(ctx context.Context, doc []byte) error
+	Delete(ctx context.Context) error
+}
+
+// NewBlobStore returns a store whose document blob keeps; name is how
+// messages call it.
+func NewBlobStore(blob Blob, name string) *FileStore {
+	return &FileStore{path: name, blob: blob, now: time.Now}
 }
 
 // Attach makes every Flush save, with the positions, the state that
@@ -104,13 +121,22 @@ func NewMemoryStore() *FileStore {
 func (f *FileStore) Path() string { return f.path }
 
 // load reads the checkpoint file; nil without error when there is none.
-func (f *FileStore) load() (*document, error) {
+func (f *FileStore) load(ctx context.Context) (*document, error) {
 	if f.path == "" {
 		return nil, nil
 	}
-	data, err := os.ReadFile(f.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+	var data []byte
+	var err error
+	if f.blob != nil {
+		data, err = f.blob.Read(ctx)
+		if data == nil && err == nil {
+			return nil, nil
+		}
+	} else {
+		data, err = os.ReadFile(f.path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading checkpoint %s: %w", f.path, err)
@@ -126,10 +152,10 @@ func (f *FileStore) load() (*document, error) {
 }
 
 // Open implements Store.
-func (f *FileStore) Open(_ context.Context, meta Meta, force bool) (bool, error) {
+func (f *FileStore) Open(ctx context.Context, meta Meta, force bool) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	saved, err := f.load()
+	saved, err := f.load(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -222,7 +248,7 @@ func (f *FileStore) Done(s *Shard) {
 }
 
 // Flush implements Store.
-func (f *FileStore) Flush(context.Context) error {
+func (f *FileStore) Flush(ctx context.Context) error {
 	f.mu.Lock()
 	attached := f.attached
 	f.mu.Unlock()
@@ -244,6 +270,9 @@ func (f *FileStore) Flush(context.Context) error {
 	if err != nil {
 		return fmt.Errorf("encoding checkpoint: %w", err)
 	}
+	if f.blob != nil {
+		return f.blob.Write(ctx, data)
+	}
 	return WriteAtomic(f.path, data)
 }
 
@@ -256,9 +285,12 @@ func (f *FileStore) Finish(ctx context.Context) error {
 }
 
 // Discard implements Store.
-func (f *FileStore) Discard(context.Context) error {
+func (f *FileStore) Discard(ctx context.Context) error {
 	if f.path == "" {
 		return nil
+	}
+	if f.blob != nil {
+		return f.blob.Delete(ctx)
 	}
 	err := os.Remove(f.path)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -14,9 +14,12 @@ const (
 	StateReconnecting = "reconnecting"
 	StateStopping     = "stopping"
 	StateResnapshot   = "resnapshot"
+	// StateStandby: another sync holds the shared state's lease; this one
+	// waits to take over.
+	StateStandby = "standby"
 )
 
-var syncStates = []string{StateLoading, StateStreaming, StateReconnecting, StateStopping, StateResnapshot}
+var syncStates = []string{StateLoading, StateStreaming, StateReconnecting, StateStopping, StateResnapshot, StateStandby}
 
 // Retry kinds, the values of dynafold_retries_total's kind label.
 const (

@@ -260,6 +260,12 @@ func (a *app) lintGate(l *loaded, p *mapping.Plan) error {
 // mapping and returns a writer paced to --max-wcu, or to the table's
 // provisioned write capacity when the flag is not set.
 func (a *app) tableWriter(ctx context.Context, l *loaded, plan *mapping.Plan, writers int) (*dynamodb.Client, *sink.DynamoWriter, error) {
+	return a.gatedTableWriter(ctx, l, plan, writers, nil)
+}
+
+// gatedTableWriter is tableWriter whose every request first asks gate
+// (nil: none), and is not sent when it returns an error: sync's lease.
+func (a *app) gatedTableWriter(ctx context.Context, l *loaded, plan *mapping.Plan, writers int, gate func() error) (*dynamodb.Client, *sink.DynamoWriter, error) {
 	client, err := a.dynamo(ctx, l, writers)
 	if err != nil {
 		return nil, nil, err
@@ -274,5 +280,9 @@ func (a *app) tableWriter(ctx context.Context, l *loaded, plan *mapping.Plan, wr
 	}
 	// The guard makes an endpoint that goes away mid-run one wait, with
 	// one warning per retry, rather than every writer's own.
-	return client, sink.NewDynamoWriter(sink.NewReachGuard(client), plan.Table, sink.WriterOptions{Rate: sink.NewAdaptiveRate(maxWCU)}), nil
+	var api sink.BatchWriteAPI = sink.NewReachGuard(client)
+	if gate != nil {
+		api = gatedSender{guard: api.(*sink.ReachGuard), gate: gate}
+	}
+	return client, sink.NewDynamoWriter(api, plan.Table, sink.WriterOptions{Rate: sink.NewAdaptiveRate(maxWCU)}), nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -45,12 +44,20 @@ server) stops it with exit 2, or with --on-source-reset resnapshot is
 loaded again. --metrics-addr serves Prometheus metrics, /healthz and
 /readyz (see docs/sync-service.md).
 
+Sync's state (the confirmed position, the row index, the initial load's
+checkpoint) is kept in local files by default. --state dynamodb://TABLE
+keeps it in a DynamoDB table instead, so that sync can move to another
+host with no reload, and a second sync on the same state waits as a
+standby (not ready) and takes over when the active one's lease expires
+(see docs/sync-state.md).
+
 Exit codes: 0 caught up · 1 failure (DDL on a mapped column, a row under
 on_error: fail) · 2 invalid usage, mapping, a missing prerequisite or a
 reset source · 4 interrupted, or a fault outlasted --give-up-after (state
 saved; run again to resume).`,
 		Example: `  dynafold sync --config configs/portfolios.yaml
   dynafold sync --config configs/portfolios.yaml --metrics-addr 10.0.3.7:9464 --on-source-reset resnapshot
+  dynafold sync --config configs/portfolios.yaml --state dynamodb://dynafold-state --metrics-addr 0.0.0.0:9464
   dynafold sync --config configs/portfolios.yaml --until-caught-up   # at cutover, after writes stop
   dynafold sync cleanup --config configs/portfolios.yaml`,
 		Args: cobra.NoArgs,
@@ -71,7 +78,7 @@ saved; run again to resume).`,
 	f.Duration("status-every", 5*time.Second, "how often a JSON status line is printed while streaming (--progress json)")
 	f.Duration("grace", 5*time.Second, "after a stop signal, how long writes in flight may finish")
 	f.Int("round-changes", 5000, "changes gathered into one apply round (whole transactions)")
-	f.Duration("fence", 5*time.Second, "after a sync that died uncleanly (SIGKILL, crash), how long to wait for the writes it left in flight before writing")
+	f.Duration("fence", 5*time.Second, "after a sync that died uncleanly (SIGKILL, crash) or lost its lease, how long to wait for the writes it left in flight before writing (with a lease: from when they stopped)")
 	f.Uint32("server-id", 0, "MySQL/MariaDB: the replica server_id the binlog is read as (default 2^31 + a hash of the table name, 2147483648-4294967294)")
 	f.Duration("give-up-after", 0, "end with exit 4 (resumable) when one fault of the source or DynamoDB lasts longer than this (default: wait as long as it takes)")
 	f.String("on-source-reset", cdc.ResetStop, "when the slot is gone or invalidated, the binlog purged or the server another one: stop (exit 2, naming the fix) or resnapshot (load again from a new slot or position and delete what no row produces)")
@@ -79,6 +86,7 @@ saved; run again to resume).`,
 	f.Duration("heartbeat-every", 30*time.Second, "how often the heartbeat row is written (with --heartbeat-table)")
 	f.String("warn-retained-wal", "1GiB", "PostgreSQL: warn when the slot retains more WAL than this (or than half of max_slot_wal_keep_size)")
 	addServiceFlags(f)
+	addStateFlags(f)
 	cmd.AddCommand(a.syncCleanupCommand())
 	return cmd
 }
@@ -98,6 +106,7 @@ is left as it is.`,
 	f := cmd.Flags()
 	f.String("checkpoint", "", "sync checkpoint (default .dynafold/<table>.sync.json)")
 	f.String("slot", "", "replication slot and publication name (default dynafold_<table>)")
+	addStateFlags(f)
 	return cmd
 }
 
@@ -151,7 +160,21 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 	fingerprint := plan.Fingerprint(dsn.Identity())
 	rep.Fingerprint = fingerprint
 	statePath, slot := a.syncPaths(plan.Table.Name)
-	rep.Checkpoint = statePath
+	state, err := a.openSyncState(ctx, l, statePath, plan.Table.Name)
+	if err != nil {
+		return err
+	}
+	defer state.Close()
+	rep.Checkpoint = state.Where()
+	lease, err := a.syncLease(state)
+	if err != nil {
+		return err
+	}
+	var gate func() error
+	var leased cdc.Lease
+	if lease != nil {
+		gate, leased = lease.Check, lease
+	}
 
 	tables, err := introspectAll(ctx, src, l.cfg)
 	if err != nil {
@@ -186,7 +209,7 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 		return usageError(fmt.Errorf("the %s source cannot read its current state for live sync", src.Driver()))
 	}
 
-	client, writer, err := a.tableWriter(ctx, l, plan, writers)
+	client, writer, err := a.gatedTableWriter(ctx, l, plan, writers, gate)
 	if err != nil {
 		return err
 	}
@@ -219,7 +242,7 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 		Snapshot: func(ctx context.Context, id string) (source.Snapshot, error) {
 			return src.Snapshot(ctx, source.SnapshotOptions{Readers: readers, Import: id})
 		},
-		StatePath: statePath, Fingerprint: fingerprint, Identity: dsn.Identity(), RunID: rep.RunID,
+		State: state, Fingerprint: fingerprint, Identity: dsn.Identity(), RunID: rep.RunID,
 		SourceTransient: drivers.Transient,
 		Prune: func(ctx context.Context) (int64, error) {
 			return a.pruneAll(ctx, src, plan, client, readers, dsn.Identity())
@@ -233,7 +256,7 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 		Status: status, RejectFile: rejectPath, Logger: a.log, Fence: a.v.GetDuration("fence"),
 		GiveUpAfter: a.v.GetDuration("give-up-after"), OnSourceReset: a.v.GetString("on-source-reset"),
 		HeartbeatEvery: a.v.GetDuration("heartbeat-every"), WarnRetainedWAL: svc.warnRetained,
-		Metrics: series, Health: obs.health, Live: live,
+		Metrics: series, Health: obs.health, Live: live, Lease: leased,
 	})
 	restore()
 	if progress != nil {
@@ -247,7 +270,7 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 		if sum.Load != nil {
 			rep.Summary = sum.Load
 		}
-		a.printSyncSummary(sum, statePath)
+		a.printSyncSummary(sum, state)
 	}
 	return syncExit(runErr)
 }
@@ -343,12 +366,10 @@ func (a *app) runSyncCleanup(cmd *cobra.Command, _ []string) (err error) {
 	if err != nil {
 		return err
 	}
-	for _, p := range []string{statePath, cdc.IndexPath(statePath), cdc.LoadPath(statePath)} {
-		if rerr := os.Remove(p); rerr == nil {
-			dropped = append(dropped, "file "+p)
-		} else if !errors.Is(rerr, os.ErrNotExist) {
-			return rerr
-		}
+	removed, err := a.removeSyncState(ctx, l, statePath, table)
+	dropped = append(dropped, removed...)
+	if err != nil {
+		return err
 	}
 	rep.Result = map[string]any{"removed": dropped}
 	if len(dropped) == 0 {

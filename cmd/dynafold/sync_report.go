@@ -6,6 +6,7 @@ import (
 	"github.com/dynafold/dynafold/cdc"
 	"github.com/dynafold/dynafold/internal/render"
 	"github.com/dynafold/dynafold/pipeline"
+	"github.com/dynafold/dynafold/statestore"
 )
 
 // syncStatus shows the live status of a streaming sync on the display
@@ -50,13 +51,13 @@ func caughtUpNote(c bool) string {
 	return ""
 }
 
-func (a *app) printSyncSummary(s *cdc.Summary, statePath string) {
+func (a *app) printSyncSummary(s *cdc.Summary, state statestore.Store) {
 	if a.v.GetString("output") == "json" {
 		writeJSON(a.stdout, s)
 		return
 	}
 	if s.Load != nil {
-		a.printSummary(s.Load, cdc.LoadPath(statePath))
+		a.printSummary(s.Load, loadWhere(state))
 	}
 	r := s.Run
 	fmt.Fprintf(a.stdout, "sync %s: %s transactions, %s changes applied; %s rows re-derived, %s items written, %s deleted, %s rows rejected\n",
@@ -69,5 +70,13 @@ func (a *app) printSyncSummary(s *cdc.Summary, statePath string) {
 	if s.Slot != "" {
 		slot = "; slot " + s.Slot
 	}
-	fmt.Fprintf(a.stdout, "confirmed through %s%s%s; checkpoint %s\n", s.Confirmed, note, slot, statePath)
+	fmt.Fprintf(a.stdout, "confirmed through %s%s%s; checkpoint %s\n", s.Confirmed, note, slot, state.Where())
+}
+
+// loadWhere names the initial load's checkpoint: its file, or the store.
+func loadWhere(s statestore.Store) string {
+	if f, ok := s.(*statestore.File); ok {
+		return statestore.LoadPath(f.Path())
+	}
+	return s.Where()
 }

@@ -1,7 +1,6 @@
 package cdc
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -28,30 +27,6 @@ func TestRowKeysAreDistinct(t *testing.T) {
 		seen[enc] = i
 		require.Equal(t, enc, string(rowKey(k)), "the encoding is deterministic")
 	}
-}
-
-func TestIndexKeepsItemKeys(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "x.index")
-	ix, err := openIndex(path)
-	require.NoError(t, err)
-	defer ix.Close()
-	row := rowKey([]value.Value{value.IntValue(7)})
-	keys := []string{"PK#1\x00SK#1", "PK#1\x00SK#1#PART#0001", "", "with\x00nul\x00s"}
-	require.NoError(t, ix.update(func(tx *indexTx) error { return tx.set("e", row, keys) }))
-	require.NoError(t, ix.view(func(tx *indexTx) error {
-		require.Equal(t, keys, tx.keys("e", row))
-		require.Empty(t, tx.keys("other", row))
-		return nil
-	}))
-	// No keys removes the row.
-	require.NoError(t, ix.update(func(tx *indexTx) error { return tx.set("e", row, nil) }))
-	require.NoError(t, ix.view(func(tx *indexTx) error {
-		require.Empty(t, tx.keys("e", row))
-		return nil
-	}))
-	// A second process cannot open the same index.
-	_, err = openIndex(path)
-	require.ErrorContains(t, err, "locked by another process")
 }
 
 func TestPickNeedsEveryColumn(t *testing.T) {

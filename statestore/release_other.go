@@ -1,6 +1,6 @@
 //go:build !linux
 
-package cdc
+package statestore
 
 // releaseMapping is a no-op off Linux.
 func releaseMapping(addr, size uintptr) {}

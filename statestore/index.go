@@ -1,4 +1,4 @@
-package cdc
+package statestore
 
 import (
 	"encoding/binary"
@@ -7,13 +7,11 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-
-	"github.com/dynafold/dynafold/value"
 )
 
 // rowIndex records, per entity row, the keys of the items the table holds
 // for it: what a re-derived row must delete when it no longer produces a
-// key. It lives in a local bbolt file beside the sync checkpoint.
+// key. File keeps it in a local bbolt file beside the sync checkpoint.
 //
 // Writes are two-phase so that a crash never forgets a key the table may
 // hold: before a round writes, each row's entry becomes the union of its
@@ -22,9 +20,9 @@ import (
 // union, so a replay deletes whatever the interrupted round may have put.
 //
 // The file is written without fsync on each commit: a killed process
-// loses nothing the kernel holds. Sync makes it durable on power loss; the
-// engine calls it before each checkpoint save, so the index is never older
-// than the position the checkpoint records.
+// loses nothing the kernel holds. Sync makes it durable on power loss; File
+// calls it before each save of the state or the load checkpoint, so the
+// index is never older than the position they record.
 type rowIndex struct {
 	db *bolt.DB
 }
@@ -93,19 +91,6 @@ func (t *indexTx) set(entity string, row []byte, keys []string) error {
 		return b.Delete(row)
 	}
 	return b.Put(row, encodeKeys(keys))
-}
-
-// rowKey encodes a source key: per column its kind and its text, length
-// prefixed, so that distinct keys never encode alike.
-func rowKey(vals []value.Value) []byte {
-	var out []byte
-	for _, v := range vals {
-		out = append(out, byte(v.Kind))
-		text := value.AppendText(nil, v)
-		out = binary.AppendUvarint(out, uint64(len(text)))
-		out = append(out, text...)
-	}
-	return out
 }
 
 func encodeKeys(keys []string) []byte {

@@ -1,0 +1,73 @@
+package statestore_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynafold/dynafold/statestore"
+	"github.com/dynafold/dynafold/statestore/statestoretest"
+)
+
+// counting counts the requests a store sends.
+type counting struct {
+	statestore.API
+	n atomic.Int64
+}
+
+func (c *counting) GetItem(ctx context.Context, in *dynamodb.GetItemInput, o ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	c.n.Add(1)
+	return c.API.GetItem(ctx, in, o...)
+}
+
+func (c *counting) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	c.n.Add(1)
+	return c.API.PutItem(ctx, in, o...)
+}
+
+func (c *counting) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, o ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	c.n.Add(1)
+	return c.API.BatchGetItem(ctx, in, o...)
+}
+
+func (c *counting) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, o ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	c.n.Add(1)
+	return c.API.BatchWriteItem(ctx, in, o...)
+}
+
+func TestDynamoConformance(t *testing.T) {
+	c, table := statestore.StateTableForTest(t)
+	statestoretest.Run(t, func(t *testing.T) statestoretest.Subject {
+		// Every case is another sync sharing the one state table.
+		name := statestore.SyncNameForTest(t)
+		api := &counting{API: c}
+		return statestoretest.Subject{
+			Open: func(t *testing.T) statestore.Store {
+				d, err := statestore.NewDynamo(api, table, name)
+				require.NoError(t, err)
+				return d
+			},
+			Requests: api.n.Load,
+		}
+	})
+}
+
+func TestParseStateURL(t *testing.T) {
+	for _, c := range []struct {
+		in, table string
+		ok, bad   bool
+	}{
+		{in: ".dynafold/t.sync.json"},
+		{in: "dynamodb://dynafold-state", table: "dynafold-state", ok: true},
+		{in: "dynamodb://", ok: true, bad: true},
+		{in: "dynamodb://t/x", ok: true, bad: true},
+	} {
+		table, ok, err := statestore.ParseURL(c.in)
+		require.Equal(t, c.ok, ok, c.in)
+		require.Equal(t, c.bad, err != nil, c.in)
+		require.Equal(t, c.table, table, c.in)
+	}
+}
