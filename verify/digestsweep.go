@@ -78,7 +78,7 @@ func (p *digestPass) run(exp recordSource) error {
 		return err
 	}
 	d := newDigester(p.collectionEnd)
-	var prev []byte
+	exp = &distinct{src: exp, dupes: &p.c.tally.dupes}
 	for {
 		rec, ok, err := exp.next()
 		if err != nil {
@@ -87,11 +87,6 @@ func (p *digestPass) run(exp recordSource) error {
 		if !ok {
 			break
 		}
-		if bytes.Equal(rec, prev) {
-			p.c.tally.dupes.Add(1)
-			continue
-		}
-		prev = rec
 		if err := d.add(rec); err != nil {
 			return err
 		}

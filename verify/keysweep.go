@@ -159,28 +159,23 @@ func (c *comparer) keySweep(ctx context.Context) error {
 			return nil
 		})
 	}
-	var prevExp, cur []byte
+	uniq := &distinct{src: exp, dupes: &c.tally.dupes}
+	var cur []byte
 	var haveCur bool
 	nextExp := func() error {
-		for {
-			rec, ok, err := exp.next()
-			if err != nil || !ok {
-				haveCur = false
-				if err == nil && dig != nil {
-					err = dig.finish()
-				}
-				return err
+		rec, ok, err := uniq.next()
+		if err != nil || !ok {
+			haveCur = false
+			if err == nil && dig != nil {
+				err = dig.finish()
 			}
-			if bytes.Equal(rec, prevExp) {
-				c.tally.dupes.Add(1)
-				continue
-			}
-			prevExp, cur, haveCur = rec, rec, true
-			if dig != nil {
-				return dig.add(rec)
-			}
-			return nil
+			return err
 		}
+		cur, haveCur = rec, true
+		if dig != nil {
+			return dig.add(rec)
+		}
+		return nil
 	}
 	if err := nextExp(); err != nil {
 		return err

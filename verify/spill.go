@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // sorter collects records (byte strings) from concurrent producers and
@@ -158,6 +159,30 @@ func (s *sorter) close() {
 // recordSource yields records in order; ok is false at the end.
 type recordSource interface {
 	next() (rec []byte, ok bool, err error)
+}
+
+// distinct yields the records of a sorted source once each, counting the
+// repeats in dupes: the expected keys come sorted, and a key that two rows
+// produce comes twice.
+type distinct struct {
+	src   recordSource
+	prev  []byte
+	dupes *atomic.Int64
+}
+
+func (d *distinct) next() ([]byte, bool, error) {
+	for {
+		rec, ok, err := d.src.next()
+		if err != nil || !ok {
+			return nil, ok, err
+		}
+		if bytes.Equal(rec, d.prev) {
+			d.dupes.Add(1)
+			continue
+		}
+		d.prev = rec
+		return rec, true, nil
+	}
 }
 
 type memSource struct {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -90,4 +91,14 @@ func TestSorter(t *testing.T) {
 			require.Empty(t, left, "run files are removed")
 		})
 	}
+}
+
+// distinct passes each record of a sorted source once and counts the
+// repeats, which every sweep reports as duplicate keys.
+func TestDistinctCountsRepeats(t *testing.T) {
+	var dupes atomic.Int64
+	src := &memSource{recs: [][]byte{[]byte("a"), []byte("a"), []byte("b"), []byte("c"), []byte("c"), []byte("c")}}
+	got := drain(t, &distinct{src: src, dupes: &dupes})
+	require.Equal(t, [][]byte{[]byte("a"), []byte("b"), []byte("c")}, got)
+	require.EqualValues(t, 3, dupes.Load())
 }

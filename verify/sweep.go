@@ -94,7 +94,7 @@ type dispatcher struct {
 }
 
 func (d *dispatcher) run(ctx context.Context) error {
-	var prev, curPK []byte
+	var curPK []byte
 	var cur *collection
 	var chunk [][]byte
 	send := func() error {
@@ -123,19 +123,15 @@ func (d *dispatcher) run(ctx context.Context) error {
 			close(cur.sks)
 		}
 	}()
+	exp := &distinct{src: d.exp, dupes: &d.c.tally.dupes}
 	for {
-		rec, ok, err := d.exp.next()
+		rec, ok, err := exp.next()
 		if err != nil {
 			return err
 		}
 		if !ok {
 			break
 		}
-		if bytes.Equal(rec, prev) {
-			d.c.tally.dupes.Add(1)
-			continue
-		}
-		prev = rec
 		if d.c.keys.sk == nil {
 			continue
 		}
