@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -18,6 +17,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/dynafold/dynafold/checkpoint"
+	"github.com/dynafold/dynafold/retry"
+	"github.com/dynafold/dynafold/sink"
 )
 
 // DynamoDB limits the store keeps to.
@@ -213,6 +214,10 @@ func (d *Dynamo) Keys(ctx context.Context, entity string, rows [][]byte) ([][]st
 	return out, nil
 }
 
+// batchGet reads pks (at most 100) consistently. Unprocessed keys are
+// sent again for as long as it takes; an error is returned as it is, to
+// sync's handling of faults (a DynamoDB outage is waited out there, with
+// the state and readiness saying so), not retried here.
 func (d *Dynamo) batchGet(ctx context.Context, pks []string) (map[string][]string, error) {
 	keys := make([]map[string]types.AttributeValue, len(pks))
 	for i, pk := range pks {
@@ -220,15 +225,10 @@ func (d *Dynamo) batchGet(ctx context.Context, pks []string) (map[string][]strin
 	}
 	req := map[string]types.KeysAndAttributes{d.table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
 	got := map[string][]string{}
-	for attempt := 0; len(req) > 0; attempt++ {
-		if attempt > 0 {
-			if err := backoff(ctx, attempt); err != nil {
-				return nil, err
-			}
-		}
+	err := retry.Do(ctx, unprocessed, sink.RetryClass, func(ctx context.Context) (bool, error) {
 		out, err := d.api.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
 		if err != nil {
-			return nil, err
+			return false, retry.Final(err)
 		}
 		for _, it := range out.Responses[d.table] {
 			pk, _ := it[attrPK].(*types.AttributeValueMemberS)
@@ -237,7 +237,16 @@ func (d *Dynamo) batchGet(ctx context.Context, pks []string) (map[string][]strin
 				got[pk.Value] = decodeKeys(b.Value)
 			}
 		}
-		req = out.UnprocessedKeys
+		left := out.UnprocessedKeys[d.table].Keys
+		progress := len(left) < len(req[d.table].Keys)
+		if len(left) == 0 {
+			return false, nil
+		}
+		req = map[string]types.KeysAndAttributes{d.table: {Keys: left, ConsistentRead: aws.Bool(true)}}
+		return progress, sink.ErrUnprocessed
+	})
+	if err != nil {
+		return nil, err
 	}
 	return got, nil
 }
@@ -273,42 +282,34 @@ func (d *Dynamo) writeAll(ctx context.Context, reqs []types.WriteRequest) error 
 	return g.Wait()
 }
 
+// batchWrite writes batch, sending unprocessed items again for as long as
+// it takes; an error goes to sync's handling of faults, as batchGet's.
 func (d *Dynamo) batchWrite(ctx context.Context, batch []types.WriteRequest) error {
 	req := map[string][]types.WriteRequest{d.table: batch}
-	for attempt := 0; len(req) > 0; attempt++ {
-		if attempt > 0 {
-			if err := backoff(ctx, attempt); err != nil {
-				return err
-			}
-		}
+	return retry.Do(ctx, unprocessed, sink.RetryClass, func(ctx context.Context) (bool, error) {
 		// Asked before every request: a sync that lost its lease sends
 		// nothing more, retries included.
 		if err := d.check(); err != nil {
-			return err
+			return false, retry.Final(err)
 		}
 		out, err := d.api.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: req})
 		if err != nil {
-			return err
+			return false, retry.Final(err) // the SDK has retried what it retries
 		}
-		req = out.UnprocessedItems
-	}
-	return nil
+		left := out.UnprocessedItems[d.table]
+		progress := len(left) < len(req[d.table])
+		if len(left) == 0 {
+			return false, nil
+		}
+		req = map[string][]types.WriteRequest{d.table: left}
+		return progress, sink.ErrUnprocessed
+	})
 }
 
-// backoff waits before attempt (1, 2, …) of unprocessed keys or items:
-// capped exponential with jitter, ended by the context.
-func backoff(ctx context.Context, attempt int) error {
-	d := min(50*time.Millisecond<<min(attempt-1, 6), 2*time.Second)
-	d = d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+// unprocessed retries the row index's unprocessed keys and items (a
+// partition over its capacity) for as long as it takes: sync cannot go on
+// without its index. Errors are the SDK's, after its own retries.
+var unprocessed = retry.Policy{Backoff: retry.Backoff{Base: 50 * time.Millisecond, Max: 2 * time.Second, Rand: retry.EqualJitter}}
 
 // ClearKeys implements Store: a Scan of the table for this sync's row
 // items, then deletes. It is rare (a resnapshot) and reads the whole

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/dynafold/dynafold/retry"
 )
 
 // Lease keeps one sync writing a shared state. It is one item of the
@@ -77,18 +79,7 @@ func NewLease(api API, table, name, owner string, duration, fence time.Duration)
 		owner = newRVN()
 	}
 	return &Lease{api: api, table: table, pk: name + "#lease", owner: owner, duration: duration, fence: fence,
-		now: time.Now, sleep: sleepCtx}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+		now: time.Now, sleep: retry.Sleep}
 }
 
 func newRVN() string {
