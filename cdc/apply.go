@@ -147,7 +147,10 @@ func (r *round) matchJoins(ctx context.Context, rd source.Reader, aff affected, 
 // in memory, not all; every slice reads the same snapshot, and the round's
 // position is confirmed only after the last. The next slice is read while
 // the last is written: the reads need only the snapshot, and the writes,
-// with the row index, stay in order.
+// with the row index, stay in order. A slice's row-index entries are read
+// while its rows are read from the source: both need only the keys, and
+// no other slice of the round has those rows (an earlier round's writes
+// are all acknowledged before this one starts).
 func (r *round) rederive(ctx context.Context, rd source.Reader, aff affected) error {
 	g, gctx := errgroup.WithContext(ctx)
 	ready := make(chan []*derived, 1)
@@ -158,9 +161,21 @@ func (r *round) rederive(ctx context.Context, rd source.Reader, aff affected) er
 			delete(aff, ep) // the ordered keys are all that is needed now
 			for slice := range slices.Chunk(keys, writeSlice) {
 				started := time.Now()
-				rows, err := r.derive(gctx, rd, ep, slice)
+				rks := make([][]byte, len(slice))
+				for i, k := range slice {
+					rks[i] = rowKey(k)
+				}
+				old := r.readOld(gctx, ep, rks)
+				rows, err := r.derive(gctx, rd, ep, slice, rks)
+				olds, oerr := old()
 				if err != nil {
 					return err
+				}
+				if oerr != nil {
+					return fmt.Errorf("reading the row index: %w", oerr)
+				}
+				for i, d := range rows {
+					d.old = olds[i]
 				}
 				r.counts.RowsDerived += int64(len(rows))
 				r.readTime += time.Since(started)
@@ -236,8 +251,9 @@ func ordered(m map[string][]value.Value) [][]value.Value {
 }
 
 // derive reads an entity's affected rows as they are now and builds their
-// items. A key that reads no row yields a row with no items.
-func (r *round) derive(ctx context.Context, rd source.Reader, ep *mapping.EntityPlan, keys [][]value.Value) ([]*derived, error) {
+// items, in the order of keys (rks are the keys encoded). A key that reads
+// no row yields a row with no items.
+func (r *round) derive(ctx context.Context, rd source.Reader, ep *mapping.EntityPlan, keys [][]value.Value, rks [][]byte) ([]*derived, error) {
 	var nests []*source.Query
 	for _, np := range ep.Nests() {
 		nests = append(nests, np.Query)
@@ -269,8 +285,7 @@ func (r *round) derive(ctx context.Context, rd source.Reader, ep *mapping.Entity
 		}
 	}
 	out := make([]*derived, 0, len(keys))
-	for _, k := range keys {
-		rk := rowKey(k)
+	for _, rk := range rks {
 		if d := found[string(rk)]; d != nil {
 			out = append(out, d)
 			continue
@@ -330,9 +345,6 @@ func (r *round) stale(rows []*derived) map[string]bool {
 // then records the new keys.
 func (r *round) write(ctx context.Context, rows []*derived) error {
 	store := r.e.store
-	if err := r.readOld(ctx, rows); err != nil {
-		return fmt.Errorf("reading the row index: %w", err)
-	}
 	puts, err := r.claim(rows)
 	if err != nil {
 		return err
@@ -384,28 +396,20 @@ func (r *round) write(ctx context.Context, rows []*derived) error {
 	return nil
 }
 
-// readOld reads from the row index the keys each row had, one call per
-// entity (a slice holds the rows of one entity, but need not).
-func (r *round) readOld(ctx context.Context, rows []*derived) error {
-	for start := 0; start < len(rows); {
-		end := start + 1
-		for end < len(rows) && rows[end].entity == rows[start].entity {
-			end++
-		}
-		keys := make([][]byte, end-start)
-		for i, d := range rows[start:end] {
-			keys[i] = d.key
-		}
-		old, err := r.e.store.Keys(ctx, rows[start].entity.Name, keys)
-		if err != nil {
-			return err
-		}
-		for i, d := range rows[start:end] {
-			d.old = old[i]
-		}
-		start = end
+// readOld starts reading from the row index the keys each of rows (of
+// entity ep, encoded) had, and returns the wait for them.
+func (r *round) readOld(ctx context.Context, ep *mapping.EntityPlan, rows [][]byte) func() ([][]string, error) {
+	done := make(chan struct{})
+	var old [][]string
+	var err error
+	go func() {
+		defer close(done)
+		old, err = r.e.store.Keys(ctx, ep.Name, rows)
+	}()
+	return func() ([][]string, error) {
+		<-done
+		return old, err
 	}
-	return nil
 }
 
 // send writes ops (distinct keys) with the writers in parallel and returns

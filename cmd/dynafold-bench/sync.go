@@ -36,6 +36,10 @@ type syncOptions struct {
 	outage                time.Duration
 	metricsPairs          int
 	metricsChanges        int
+	// stateDynamo runs the single-row and fan-out scenarios a second
+	// time with the state in DynamoDB at stateEndpoint.
+	stateDynamo   bool
+	stateEndpoint string
 }
 
 // syncScenario is one measured line of the live-sync report.
@@ -49,6 +53,7 @@ type syncScenario struct {
 	CPUPerM       float64 `json:"cpu_seconds_per_million_changes"`
 	PeakRSSMB     float64 `json:"peak_rss_mb"`
 	Note          string  `json:"note,omitempty"`
+	Rounds        int64   `json:"-"`
 }
 
 type syncResults struct {
@@ -61,6 +66,9 @@ type syncResults struct {
 	// and without, in alternating runs.
 	Reconnect  []*reconnectResult `json:"reconnect,omitempty"`
 	MetricsCPU []*metricsCPU      `json:"metrics_cpu,omitempty"`
+	// StateDynamo compares the state in local files with the state in
+	// DynamoDB (--state-dynamo).
+	StateDynamo []*stateCompare `json:"state_dynamodb,omitempty"`
 }
 
 // metricsCPU is sync's CPU per million single-row changes with the
@@ -118,6 +126,8 @@ func syncBenchCommand() *cobra.Command {
 	f.DurationVar(&o.outage, "outage", 2*time.Second, "how long the source refuses connections in each outage of the reconnect run")
 	f.IntVar(&o.metricsPairs, "metrics-pairs", 3, "pairs of runs, --metrics-addr on and off, in the metrics CPU run (0 to skip)")
 	f.IntVar(&o.metricsChanges, "metrics-changes", 50_000, "single-row transactions applied in each run of the metrics CPU run")
+	f.BoolVar(&o.stateDynamo, "state-dynamo", false, "also run the single-row and fan-out scenarios with --state dynamodb:// (the state table at --state-endpoint, the target still the no-op endpoint) on the same backlog, and compare the rates")
+	f.StringVar(&o.stateEndpoint, "state-endpoint", os.Getenv("DYNAFOLD_TEST_DYNAMODB_ENDPOINT"), "with --state-dynamo: the DynamoDB endpoint of the state table (dynalite)")
 	f.StringVar(&o.out, "out", "bench-results", "directory for the JSON results")
 	return cmd
 }
@@ -144,12 +154,23 @@ func syncBench(ctx context.Context, o syncOptions) error {
 		return err
 	}
 	defer noop.stop()
+	var state *dynamoState
+	if o.stateDynamo {
+		if o.stateEndpoint == "" {
+			return fmt.Errorf("--state-dynamo needs --state-endpoint (or DYNAFOLD_TEST_DYNAMODB_ENDPOINT)")
+		}
+		if state, err = newDynamoState(o.stateEndpoint); err != nil {
+			return err
+		}
+		defer func() { _ = state.close(context.Background()) }()
+	}
 	for _, db := range dbs {
-		if err := syncBenchOne(ctx, o, db, work, noop.URL, res); err != nil {
+		if err := syncBenchOne(ctx, o, db, work, noop.URL, state, res); err != nil {
 			return fmt.Errorf("%s: %w", db.name(), err)
 		}
 	}
 	printSync(res)
+	printStateCompare(res.StateDynamo)
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return err
 	}
@@ -159,8 +180,9 @@ func syncBench(ctx context.Context, o syncOptions) error {
 	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
-// syncBenchOne runs the scenarios against one database.
-func syncBenchOne(ctx context.Context, o syncOptions, db syncDB, work, endpoint string, res *syncResults) error {
+// syncBenchOne runs the scenarios against one database; with a state
+// (--state-dynamo), the single-row and fan-out ones twice.
+func syncBenchOne(ctx context.Context, o syncOptions, db syncDB, work, endpoint string, state *dynamoState, res *syncResults) error {
 	dynafold := filepath.Join(o.bin, "dynafold")
 	config := filepath.Join(o.repo, "testdata", "sync", "portfolios.yaml")
 	prefix := db.name() + ": "
@@ -175,16 +197,30 @@ func syncBenchOne(ctx context.Context, o syncOptions, db syncDB, work, endpoint 
 	if err := sd.prepare(ctx); err != nil {
 		return err
 	}
+	runs := []*syncRun{sd}
+	var sdState *syncRun
+	if state != nil {
+		sdState = sd.withDynamoState(state)
+		if err := sdState.prepare(ctx); err != nil {
+			return err
+		}
+		runs = append(runs, sdState)
+	}
 	if err := db.singleRowBacklog(ctx, single, o.changes, o.portfolios); err != nil {
 		return err
 	}
-	sc, err := sd.catchUp(ctx, prefix+"single-row changes → no-op", "")
-	if err != nil {
-		return err
+	if sdState != nil {
+		if err := compareState(ctx, db, "single-row changes", sd, sdState, state, res); err != nil {
+			return err
+		}
+	} else {
+		sc, err := sd.catchUp(ctx, prefix+"single-row changes → no-op", "")
+		if err != nil {
+			return err
+		}
+		res.Scenarios = append(res.Scenarios, *sc)
 	}
-	res.Scenarios = append(res.Scenarios, *sc)
 
-	runs := []*syncRun{sd}
 	if o.lagSeconds > 0 {
 		if err := db.settle(ctx, single); err != nil {
 			return err
@@ -239,15 +275,29 @@ func syncBenchOne(ctx context.Context, o syncOptions, db syncDB, work, endpoint 
 	if err := fd.prepare(ctx); err != nil {
 		return err
 	}
+	runs = append(runs, fd)
+	var fdState *syncRun
+	if state != nil {
+		fdState = fd.withDynamoState(state)
+		if err := fdState.prepare(ctx); err != nil {
+			return err
+		}
+		runs = append(runs, fdState)
+	}
 	if err := db.fanoutBacklog(ctx, fan, o.fanoutChanges, o.fanoutPortfolios); err != nil {
 		return err
 	}
-	sc, err = fd.catchUp(ctx, prefix+"fan-out changes (61 items each) → no-op", "")
-	if err != nil {
-		return err
+	if fdState != nil {
+		if err := compareState(ctx, db, "fan-out changes (61 items each)", fd, fdState, state, res); err != nil {
+			return err
+		}
+	} else {
+		sc, err := fd.catchUp(ctx, prefix+"fan-out changes (61 items each) → no-op", "")
+		if err != nil {
+			return err
+		}
+		res.Scenarios = append(res.Scenarios, *sc)
 	}
-	res.Scenarios = append(res.Scenarios, *sc)
-	runs = append(runs, fd)
 
 	// One large transaction: sync receives it in pieces, so its memory
 	// is that of a piece, not of the transaction. It runs last: the
@@ -276,8 +326,8 @@ func syncBenchOne(ctx context.Context, o syncOptions, db syncDB, work, endpoint 
 
 	// Drop the slots: a forgotten one keeps WAL on the server.
 	for _, r := range runs {
-		if _, err := runMeasured(ctx, nil, dynafold, "sync", "cleanup", "--config", r.config, "--endpoint", r.endpoint,
-			"--table", r.table, "--source-dsn", r.dsn, "--checkpoint", filepath.Join(r.work, r.table+".sync.json")); err != nil {
+		if _, err := runMeasured(ctx, nil, dynafold, append([]string{"sync", "cleanup", "--config", r.config, "--endpoint", r.endpoint,
+			"--table", r.table, "--source-dsn", r.dsn}, r.stateFlags()...)...); err != nil {
 			return err
 		}
 	}
@@ -289,11 +339,22 @@ type syncRun struct {
 	o                                            syncOptions
 	db                                           syncDB
 	dynafold, config, endpoint, dsn, table, work string
+	// state is the --state flags of a state in DynamoDB (none: local
+	// files under work).
+	state []string
 }
 
 func (r *syncRun) flags() []string {
-	return []string{"--config", r.config, "--endpoint", r.endpoint, "--table", r.table, "--source-dsn", r.dsn,
-		"--checkpoint", filepath.Join(r.work, r.table+".sync.json"), "--writers", strconv.Itoa(r.o.writers)}
+	return append([]string{"--config", r.config, "--endpoint", r.endpoint, "--table", r.table, "--source-dsn", r.dsn,
+		"--writers", strconv.Itoa(r.o.writers)}, r.stateFlags()...)
+}
+
+// stateFlags say where the run's state is.
+func (r *syncRun) stateFlags() []string {
+	if r.state != nil {
+		return r.state
+	}
+	return []string{"--checkpoint", filepath.Join(r.work, r.table+".sync.json")}
 }
 
 // prepare creates the table and runs the initial load.
@@ -319,6 +380,7 @@ func (r *syncRun) catchUp(ctx context.Context, name, note string, extra ...strin
 				Changes      int64 `json:"changes"`
 				ItemsWritten int64 `json:"items_written"`
 				ItemsDeleted int64 `json:"items_deleted"`
+				Rounds       int64 `json:"rounds"`
 			} `json:"this_run"`
 			Seconds float64 `json:"seconds"`
 		} `json:"result"`
@@ -337,6 +399,7 @@ func (r *syncRun) catchUp(ctx context.Context, name, note string, extra ...strin
 		Name: name, Changes: run.Changes, Items: items, Seconds: secs,
 		ChangesPerSec: float64(run.Changes) / secs, ItemsPerSec: float64(items) / secs,
 		CPUPerM: m.CPU / float64(max(run.Changes, 1)) * 1e6, PeakRSSMB: float64(m.PeakRSS) / (1 << 20), Note: note,
+		Rounds: run.Rounds,
 	}, nil
 }
 

@@ -51,6 +51,21 @@ func TestInsecureEndpointIsRefused(t *testing.T) {
 
 	r = create(remote, "--allow-insecure-endpoint")
 	require.Equal(t, exitOK, r.Code, r.Output())
+
+	// The state table's own endpoint (--state-endpoint) is held to the
+	// same rule, whatever the target's endpoint is.
+	state := func(extra ...string) clitest.Result {
+		table := testenv.NewTableName(t)
+		testenv.DeleteTableOnCleanup(t, client, table)
+		args := append([]string{"table", "create", "--state", "dynamodb://" + table, "--endpoint", dynalite, "--state-endpoint", remote}, extra...)
+		return clitest.Run(t, "", creds, args...)
+	}
+	r = state()
+	require.Equal(t, exitUsage, r.Code, r.Output())
+	require.Contains(t, r.Stderr, "--allow-insecure-endpoint")
+	require.Contains(t, r.Stderr, remote)
+	r = state("--allow-insecure-endpoint")
+	require.Equal(t, exitOK, r.Code, r.Output())
 }
 
 // nonLoopbackIP is an address of this machine that is not loopback.

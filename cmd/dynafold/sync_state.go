@@ -20,6 +20,23 @@ func addStateFlags(f *pflag.FlagSet) {
 	f.String("state", "", "where sync keeps its state: dynamodb://TABLE (shared, with a lease; env DYNAFOLD_STATE), or local files (default; see --checkpoint)")
 	f.Duration("lease-duration", 10*time.Second, "with a shared --state: how long the lease holds without renewal (renewed every third of it); a standby takes over this long after the holder stops")
 	f.String("sync-name", "", "with --state dynamodb://: the name this sync's items are kept under in the state table (default: the target table's name)")
+	addStateEndpointFlag(f)
+}
+
+// addStateEndpointFlag adds --state-endpoint.
+func addStateEndpointFlag(f *pflag.FlagSet) {
+	f.String("state-endpoint", "", "with --state dynamodb://: the DynamoDB endpoint URL of the state table (env DYNAFOLD_STATE_ENDPOINT; default: the target's, --endpoint or target.endpoint)")
+}
+
+// stateClient builds the DynamoDB client of the state table: the target's
+// region and credentials, at --state-endpoint when it is set, else at the
+// target's endpoint. The insecure-endpoint refusal applies to either.
+func (a *app) stateClient(ctx context.Context, region, endpoint string) (*dynamodb.Client, error) {
+	if e := a.v.GetString("state-endpoint"); e != "" {
+		endpoint = e
+	}
+	return sink.NewClient(ctx, sink.ClientOptions{Region: region, Endpoint: endpoint, MaxConns: 16, Logger: a.log,
+		AllowInsecure: a.v.GetBool("allow-insecure-endpoint")})
 }
 
 // openSyncState opens where sync keeps its state: the state table named
@@ -38,12 +55,15 @@ func (a *app) openState(ctx context.Context, l *loaded, statePath, target string
 		if s := a.v.GetString("state"); s != "" {
 			return nil, usageError(fmt.Errorf("--state %q: want dynamodb://TABLE, or no --state for local files (--checkpoint)", s))
 		}
+		if e := a.v.GetString("state-endpoint"); e != "" {
+			return nil, usageError(fmt.Errorf("--state-endpoint %s names where the state table is, but there is none: add --state dynamodb://TABLE, or drop --state-endpoint for local files", e))
+		}
 		return statestore.OpenFile(statePath)
 	}
 	if a.v.GetString("checkpoint") != "" {
 		return nil, usageError(fmt.Errorf("--checkpoint names local state files; with --state %s the state is kept in that table (drop one of the two)", a.v.GetString("state")))
 	}
-	client, err := a.dynamo(ctx, l, 16)
+	client, err := a.stateClient(ctx, l.cfg.Target.Region, l.cfg.Target.Endpoint)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +105,7 @@ func (a *app) removeSyncState(ctx context.Context, l *loaded, statePath, target 
 }
 
 // createStateTable is table create --state: the sync state table, at the
-// mapping's (or --endpoint's, --region's) DynamoDB.
+// mapping's (or --endpoint's, --region's) DynamoDB, or at --state-endpoint.
 func (a *app) createStateTable(ctx context.Context, rep *report, url string) error {
 	table, shared, err := statestore.ParseURL(url)
 	if err != nil {
@@ -94,16 +114,15 @@ func (a *app) createStateTable(ctx context.Context, rep *report, url string) err
 	if !shared {
 		table = url
 	}
-	opts := sink.ClientOptions{Region: a.v.GetString("region"), Endpoint: a.v.GetString("endpoint"), Logger: a.log,
-		AllowInsecure: a.v.GetBool("allow-insecure-endpoint")}
+	region, endpoint := a.v.GetString("region"), a.v.GetString("endpoint")
 	if a.v.GetString("config") != "" {
 		l, err := a.load()
 		if err != nil {
 			return err
 		}
-		opts.Region, opts.Endpoint = l.cfg.Target.Region, l.cfg.Target.Endpoint
+		region, endpoint = l.cfg.Target.Region, l.cfg.Target.Endpoint
 	}
-	client, err := sink.NewClient(ctx, opts)
+	client, err := a.stateClient(ctx, region, endpoint)
 	if err != nil {
 		return err
 	}

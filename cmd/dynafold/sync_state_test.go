@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,11 +11,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynafold/dynafold/internal/clitest"
+	"github.com/dynafold/dynafold/internal/ddbnoop"
 	"github.com/dynafold/dynafold/internal/faultproxy"
 	"github.com/dynafold/dynafold/internal/testenv"
+	"github.com/dynafold/dynafold/sink"
 )
 
 // Sync's state off the machine (--state dynamodb://TABLE): it moves to
@@ -225,4 +230,77 @@ func TestSyncStateZombieWritesNothing(t *testing.T) {
 	r := clitest.Run(t, t.TempDir(), nil, sd.args(append([]string{"sync", "--until-caught-up", "--progress", "none"}, state...)...)...)
 	require.Equal(t, 0, r.Code, r.Output())
 	sd.requireConverged(t)
+}
+
+// --state-endpoint puts the state table at another endpoint than the
+// target's. The target here is the no-op endpoint, which answers no
+// GetItem, PutItem or UpdateItem and so cannot hold a state: with the
+// state endpoint (by environment, DYNAFOLD_STATE_ENDPOINT) at dynalite,
+// sync loads into the no-op endpoint and its state lands in dynalite,
+// and the no-op endpoint never sees the state table. Without it, the same
+// command takes the target's endpoint for the state and fails there.
+func TestSyncStateEndpoint(t *testing.T) {
+	t.Parallel()
+	d := testenv.Drivers()[0]
+	dsn := d.NewDB(t)
+	testenv.LoadSQL(t, d.Name, dsn, clitest.RepoPath("testdata/portfolios/"+d.Name+".sql"))
+	noop, stop, err := ddbnoop.Start(ddbnoop.Options{})
+	require.NoError(t, err)
+	t.Cleanup(stop)
+	target := testenv.NewTableName(t)
+	stateTable := testenv.NewTableName(t)
+	dynalite := testenv.DynamoClient(t)
+	testenv.DeleteTableOnCleanup(t, dynalite, stateTable)
+	dir := t.TempDir()
+	flags := []string{"--config", clitest.RepoPath("testdata/sync/portfolios.yaml"), "--source-dsn", dsn, "--endpoint", noop, "--table", target,
+		"--state", "dynamodb://" + stateTable}
+	onDynalite := []string{"DYNAFOLD_STATE_ENDPOINT=" + testenv.DynamoEndpoint(t)}
+	t.Cleanup(func() { clitest.Run(t, dir, onDynalite, append([]string{"sync", "cleanup"}, flags...)...) })
+	r := clitest.Run(t, dir, nil, append([]string{"table", "create"}, flags[:8]...)...)
+	require.Equal(t, 0, r.Code, r.Output())
+
+	r = clitest.Run(t, dir, onDynalite, append([]string{"sync", "--until-caught-up", "--progress", "none"}, flags...)...)
+	require.Equal(t, 0, r.Code, r.Output())
+	require.Contains(t, r.Stdout, "caught up with")
+	require.Contains(t, r.Stderr, "created the sync state table "+stateTable)
+	stats := noopStats(t, noop)
+	require.Positive(t, stats.Items, "the load was written to the target")
+	out, err := dynalite.GetItem(t.Context(), &dynamodb.GetItemInput{TableName: &stateTable,
+		Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: target + "#state"}}})
+	require.NoError(t, err)
+	require.NotEmpty(t, out.Item, "the state document is in the state table at the state endpoint")
+	require.NotContains(t, noopTables(t, noop), stateTable, "the target's endpoint has no state table")
+	_, err = os.Stat(filepath.Join(dir, ".dynafold"))
+	require.ErrorIs(t, err, os.ErrNotExist, "nothing is kept on the machine")
+
+	// Without --state-endpoint the state goes where the target is.
+	r = clitest.Run(t, dir, nil, append([]string{"sync", "--until-caught-up", "--progress", "none"}, flags...)...)
+	require.NotEqual(t, 0, r.Code, r.Output())
+	require.Contains(t, r.Stderr, "UnknownOperation")
+	require.Contains(t, noopTables(t, noop), stateTable)
+
+	// --state-endpoint without a state table to put there is refused.
+	r = clitest.Run(t, dir, onDynalite, append([]string{"sync", "--until-caught-up", "--progress", "none"}, flags[:8]...)...)
+	require.Equal(t, exitUsage, r.Code, r.Output())
+	require.Contains(t, r.Stderr, "--state-endpoint")
+}
+
+func noopStats(t *testing.T, url string) ddbnoop.Stats {
+	t.Helper()
+	resp, err := http.Get(url + "/stats")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var st ddbnoop.Stats
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&st))
+	return st
+}
+
+// noopTables lists the tables of the no-op endpoint.
+func noopTables(t *testing.T, url string) []string {
+	t.Helper()
+	c, err := sink.NewClient(t.Context(), sink.ClientOptions{Endpoint: url})
+	require.NoError(t, err)
+	out, err := c.ListTables(t.Context(), &dynamodb.ListTablesInput{})
+	require.NoError(t, err)
+	return out.TableNames
 }

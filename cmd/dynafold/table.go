@@ -36,11 +36,15 @@ source (then only what needs no source is checked).`,
 			if s := a.v.GetString("state"); s != "" {
 				return a.finishReport(rep, a.createStateTable(cmd.Context(), rep, s))
 			}
+			if e := a.v.GetString("state-endpoint"); e != "" {
+				return a.finishReport(rep, usageError(fmt.Errorf("--state-endpoint %s is where --state creates the sync state table; without --state there is none to create", e)))
+			}
 			return a.finishReport(rep, a.createTable(cmd, rep))
 		},
 	}
 	create.Flags().Duration("wait", 5*time.Minute, "how long to wait for the table to become ACTIVE")
 	create.Flags().String("state", "", "create the sync state table TABLE (or dynamodb://TABLE) instead of the mapping's table: key pk (S), on-demand; --config, or --endpoint and --region, say where")
+	addStateEndpointFlag(create.Flags())
 	create.Flags().Bool("no-source", false, "do not connect to the source: check the mapping only as far as it can be without the source's tables")
 	table.AddCommand(create, a.tableImportCommand())
 	return table
