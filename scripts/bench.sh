@@ -16,5 +16,7 @@ bin/dynafold-bench run --bin bin --repo . --pg-dsn "$DYNAFOLD_TEST_PG_DSN" "$@"
 for arg in "$@"; do
 	case "$arg" in --scenarios | --scenarios=*) exit 0 ;; esac
 done
-# Live sync: apply rate and lag, from PostgreSQL and from MariaDB.
-bin/dynafold-bench sync --bin bin --repo . --pg-dsn "$DYNAFOLD_TEST_PG_DSN" --mysql-dsn "$DYNAFOLD_TEST_MYSQL_DSN"
+# Live sync: apply rate and lag, from PostgreSQL and from MariaDB; the
+# single-row and fan-out rates also with the state in DynamoDB (dynalite,
+# --state-endpoint) against local files (docs/sync-state.md).
+bin/dynafold-bench sync --bin bin --repo . --pg-dsn "$DYNAFOLD_TEST_PG_DSN" --mysql-dsn "$DYNAFOLD_TEST_MYSQL_DSN" --state-dynamo
