@@ -97,6 +97,9 @@ type Options struct {
 	Health  *metrics.Health
 	// Live, when given, is kept current for a monitor (see Live).
 	Live *Live
+	// IndexCache is how many rows' row-index entries are kept in memory
+	// (statestore.Cached); 0 keeps none.
+	IndexCache int
 	// Lease, when given, keeps this sync the only one writing a shared
 	// state: Run waits as a standby until it holds it, and goes back to
 	// standby when it loses it (see runLeased). Fence then counts from
@@ -148,6 +151,15 @@ type Summary struct {
 	Seconds   float64           `json:"seconds"`
 	Slot      string            `json:"slot,omitempty"`
 	Index     string            `json:"row_index"`
+	// IndexCache is how the row-index lookups of this run were answered.
+	IndexCache *IndexCacheStats `json:"row_index_cache,omitempty"`
+}
+
+// IndexCacheStats counts the row-index lookups the in-memory cache
+// answered (hits) and those it passed to the store (misses).
+type IndexCacheStats struct {
+	Hits   int64 `json:"hits"`
+	Misses int64 `json:"misses"`
 }
 
 type engine struct {
@@ -238,7 +250,9 @@ func run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 		pos := st.Confirmed
 		e.live.confirmed.Store(&pos)
 	}
-	e.store = job.State
+	// The cache lives as long as this run: a sync that loses its lease
+	// and takes it again runs anew, with an empty one.
+	e.store = statestore.NewCached(job.State, opts.IndexCache)
 	if st.Running != nil && opts.Lease == nil {
 		// With a lease, taking it over waited for those writes.
 		e.log.Warn("the last sync did not stop cleanly; waiting for the writes it left in flight before writing",
@@ -401,6 +415,10 @@ func (e *engine) finish(sum *Summary, started time.Time) {
 	sum.Confirmed = e.state.Confirmed
 	sum.Writes = e.writer.Stats()
 	sum.Seconds = time.Since(started).Seconds()
+	if c, ok := e.store.(*statestore.Cached); ok {
+		hits, misses := c.Stats()
+		sum.IndexCache = &IndexCacheStats{Hits: hits, Misses: misses}
+	}
 }
 
 // save persists the state; the store makes the row index durable first,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -303,4 +304,61 @@ func noopTables(t *testing.T, url string) []string {
 	out, err := c.ListTables(t.Context(), &dynamodb.ListTablesInput{})
 	require.NoError(t, err)
 	return out.TableNames
+}
+
+// A row changed again is looked up in memory, not in the state table:
+// one portfolio renamed five times, a transaction each, re-derives the
+// same collection in every round, and only the first round asks the
+// state table for its rows' keys. With --index-cache 0 nothing is kept.
+func TestSyncStateCachesTheRowIndex(t *testing.T) {
+	t.Parallel()
+	sd := newSyncDesign(t, testenv.Drivers()[0], "portfolios", "testdata/sync/portfolios.yaml")
+	state := sharedState(t, sd)
+	r := sd.cli(t, append([]string{"sync", "--until-caught-up", "--progress", "none"}, state...)...)
+	require.Equal(t, 0, r.Code, r.Output())
+	renames := func(from int) {
+		for i := from; i < from+5; i++ {
+			testenv.ExecSQL(t, sd.driver, sd.dsn, fmt.Sprintf("UPDATE portfolios SET name = 'renamed %d' WHERE id = (SELECT min(id) FROM portfolios)", i))
+		}
+	}
+	type cacheReport struct {
+		Result struct {
+			ThisRun struct {
+				RowsDerived int64 `json:"rows_rederived"`
+				Changes     int64 `json:"changes"`
+			} `json:"this_run"`
+			Cache *struct {
+				Hits   int64 `json:"hits"`
+				Misses int64 `json:"misses"`
+			} `json:"row_index_cache"`
+		} `json:"result"`
+	}
+	catchUp := func(extra ...string) cacheReport {
+		report := filepath.Join(t.TempDir(), "report.json")
+		args := append([]string{"sync", "--until-caught-up", "--progress", "none", "--round-changes", "1", "--report", report}, state...)
+		r := sd.cli(t, append(args, extra...)...)
+		require.Equal(t, 0, r.Code, r.Output())
+		var rep cacheReport
+		b, err := os.ReadFile(report)
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(b, &rep))
+		require.Equal(t, int64(5), rep.Result.ThisRun.Changes)
+		return rep
+	}
+
+	renames(1)
+	rep := catchUp()
+	c, derived := rep.Result.Cache, rep.Result.ThisRun.RowsDerived
+	require.NotNil(t, c)
+	t.Logf("rows re-derived %d, row-index lookups from memory %d, from the state table %d", derived, c.Hits, c.Misses)
+	require.Equal(t, derived, c.Hits+c.Misses, "every re-derived row's keys are looked up once")
+	require.Positive(t, c.Misses)
+	require.Zero(t, derived%c.Misses, "each round re-derives the same rows")
+	require.GreaterOrEqual(t, derived/c.Misses, int64(2), "the renames took more than one round")
+	sd.requireConverged(t)
+
+	renames(6)
+	rep = catchUp("--index-cache", "0")
+	require.Nil(t, rep.Result.Cache)
+	sd.requireConverged(t)
 }

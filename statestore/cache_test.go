@@ -1,0 +1,209 @@
+package statestore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dynafold/dynafold/statestore"
+	"github.com/dynafold/dynafold/statestore/statestoretest"
+)
+
+// The cache keeps every promise of the store behind it: the suite runs on
+// it over the files and over DynamoDB, with a cache small enough that its
+// generations turn over within a case.
+func TestCachedConformance(t *testing.T) {
+	t.Run("File", func(t *testing.T) {
+		statestoretest.Run(t, func(t *testing.T) statestoretest.Subject {
+			path := filepath.Join(t.TempDir(), "t.sync.json")
+			var calls int64
+			var open *statestore.File
+			return statestoretest.Subject{
+				Open: func(t *testing.T) statestore.Store {
+					if open != nil {
+						calls += open.Calls()
+					}
+					f, err := statestore.OpenFile(path)
+					require.NoError(t, err)
+					open = f
+					return statestore.NewCached(f, 4)
+				},
+				Requests: func() int64 { return calls + open.Calls() },
+			}
+		})
+	})
+	t.Run("Dynamo", func(t *testing.T) {
+		c, table := statestore.StateTableForTest(t)
+		statestoretest.Run(t, func(t *testing.T) statestoretest.Subject {
+			name := statestore.SyncNameForTest(t)
+			api := &counting{API: c}
+			return statestoretest.Subject{
+				Open: func(t *testing.T) statestore.Store {
+					d, err := statestore.NewDynamo(api, table, name)
+					require.NoError(t, err)
+					return statestore.NewCached(d, 4)
+				},
+				Requests: api.n.Load,
+			}
+		})
+	})
+}
+
+// fakeIndex is a row index in memory that counts the rows it is asked
+// for and can fail writes or hold a read until released.
+type fakeIndex struct {
+	statestore.Store
+	mu       sync.Mutex
+	rows     map[string][]string
+	asked    int
+	failNext bool
+	// hold, when set, is received from by Keys after it has read and
+	// before it returns.
+	hold chan struct{}
+}
+
+func newFakeIndex() *fakeIndex { return &fakeIndex{rows: map[string][]string{}} }
+
+func (f *fakeIndex) Keys(_ context.Context, entity string, rows [][]byte) ([][]string, error) {
+	f.mu.Lock()
+	out := make([][]string, len(rows))
+	for i, r := range rows {
+		out[i] = f.rows[entity+"/"+string(r)]
+	}
+	f.asked += len(rows)
+	hold := f.hold
+	f.mu.Unlock()
+	if hold != nil {
+		<-hold
+	}
+	return out, nil
+}
+
+func (f *fakeIndex) SetKeys(_ context.Context, entries []statestore.Entry) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, e := range entries {
+		f.rows[e.Entity+"/"+string(e.Row)] = e.Keys
+	}
+	if f.failNext {
+		// The write reached the store, but its caller is told it failed.
+		f.failNext = false
+		return errors.New("injected")
+	}
+	return nil
+}
+
+func (f *fakeIndex) ClearKeys(context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rows = map[string][]string{}
+	return nil
+}
+
+func row(i int) []byte { return []byte(fmt.Sprint(i)) }
+
+func TestCachedAnswersRowsItHasSeen(t *testing.T) {
+	ctx := context.Background()
+	f := newFakeIndex()
+	c := statestore.NewCached(f, 100).(*statestore.Cached)
+	require.NoError(t, c.SetKeys(ctx, []statestore.Entry{{Entity: "e", Row: row(1), Keys: []string{"A"}}}))
+	got, err := c.Keys(ctx, "e", [][]byte{row(1), row(2)})
+	require.NoError(t, err)
+	require.Equal(t, [][]string{{"A"}, nil}, got)
+	require.Equal(t, 1, f.asked, "row 1 was written through the cache; only row 2 is asked for")
+	// Row 2's absence is remembered too: nothing else writes the index.
+	got, err = c.Keys(ctx, "e", [][]byte{row(2), row(1)})
+	require.NoError(t, err)
+	require.Equal(t, [][]string{nil, {"A"}}, got)
+	require.Equal(t, 1, f.asked)
+	hits, misses := c.Stats()
+	require.Equal(t, [2]int64{3, 1}, [2]int64{hits, misses})
+	// Another entity with the same row key is another row.
+	_, err = c.Keys(ctx, "other", [][]byte{row(1)})
+	require.NoError(t, err)
+	require.Equal(t, 2, f.asked)
+}
+
+func TestCachedForgetsAFailedWrite(t *testing.T) {
+	ctx := context.Background()
+	f := newFakeIndex()
+	c := statestore.NewCached(f, 100)
+	require.NoError(t, c.SetKeys(ctx, []statestore.Entry{{Entity: "e", Row: row(1), Keys: []string{"A"}}}))
+	f.failNext = true
+	require.Error(t, c.SetKeys(ctx, []statestore.Entry{{Entity: "e", Row: row(1), Keys: []string{"B"}}}))
+	got, err := c.Keys(ctx, "e", [][]byte{row(1)})
+	require.NoError(t, err)
+	require.Equal(t, [][]string{{"B"}}, got, "whether a failed write landed is the store's to say")
+	require.Equal(t, 1, f.asked)
+}
+
+func TestCachedHoldsAtMostItsRows(t *testing.T) {
+	ctx := context.Background()
+	f := newFakeIndex()
+	c := statestore.NewCached(f, 10)
+	for i := range 1000 {
+		require.NoError(t, c.SetKeys(ctx, []statestore.Entry{{Entity: "e", Row: row(i), Keys: []string{fmt.Sprint("K", i)}}}))
+	}
+	// The last five are in the current generation, the five before in the
+	// old one; everything older is asked for again, and answered right.
+	for i := 995; i < 1000; i++ {
+		_, err := c.Keys(ctx, "e", [][]byte{row(i)})
+		require.NoError(t, err)
+	}
+	require.Equal(t, 0, f.asked)
+	got, err := c.Keys(ctx, "e", [][]byte{row(3), row(984)})
+	require.NoError(t, err)
+	require.Equal(t, [][]string{{"K3"}, {"K984"}}, got)
+	require.Equal(t, 2, f.asked)
+}
+
+// A read that overlaps a write of the same row must not leave what it
+// read (older) in the cache in place of what was written.
+func TestCachedKeepsAWriteThatOverlapsARead(t *testing.T) {
+	ctx := context.Background()
+	f := newFakeIndex()
+	require.NoError(t, f.SetKeys(ctx, []statestore.Entry{{Entity: "e", Row: row(1), Keys: []string{"OLD"}}}))
+	c := statestore.NewCached(f, 100)
+	f.hold = make(chan struct{})
+	read := make(chan [][]string)
+	go func() {
+		got, err := c.Keys(ctx, "e", [][]byte{row(1)})
+		require.NoError(t, err)
+		read <- got
+	}()
+	// Wait until the read has been answered by the store, then write.
+	require.Eventually(t, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.asked == 1 }, 5*time.Second, 5*time.Millisecond)
+	f.mu.Lock()
+	hold := f.hold
+	f.hold = nil
+	f.mu.Unlock()
+	require.NoError(t, c.SetKeys(ctx, []statestore.Entry{{Entity: "e", Row: row(1), Keys: []string{"NEW"}}}))
+	close(hold)
+	require.Equal(t, [][]string{{"OLD"}}, <-read)
+	got, err := c.Keys(ctx, "e", [][]byte{row(1)})
+	require.NoError(t, err)
+	require.Equal(t, [][]string{{"NEW"}}, got)
+}
+
+func TestCachedClearForgetsEverything(t *testing.T) {
+	ctx := context.Background()
+	f := newFakeIndex()
+	c := statestore.NewCached(f, 100)
+	require.NoError(t, c.SetKeys(ctx, []statestore.Entry{{Entity: "e", Row: row(1), Keys: []string{"A"}}}))
+	require.NoError(t, c.ClearKeys(ctx))
+	got, err := c.Keys(ctx, "e", [][]byte{row(1)})
+	require.NoError(t, err)
+	require.Equal(t, [][]string{nil}, got)
+	require.Equal(t, 1, f.asked)
+}
+
+func TestNewCachedWithNoRowsIsTheStore(t *testing.T) {
+	f := newFakeIndex()
+	require.Same(t, statestore.Store(f), statestore.NewCached(f, 0))
+}
