@@ -85,7 +85,7 @@ saved; run again to resume).`,
 	f.String("on-source-reset", cdc.ResetStop, "when the slot is gone or invalidated, the binlog purged or the server another one: stop (exit 2, naming the fix) or resnapshot (load again from a new slot or position and delete what no row produces)")
 	f.String("heartbeat-table", "", "SCHEMA.TABLE (MySQL: DATABASE.TABLE) to upsert one row into every --heartbeat-every, created if missing: for managed servers where keepalives alone do not move an idle slot")
 	f.Duration("heartbeat-every", 30*time.Second, "how often the heartbeat row is written (with --heartbeat-table)")
-	f.Int("index-cache", statestore.DefaultCacheRows, "rows whose row-index entries are kept in memory (some 170 bytes each), so that a row changed again is not looked up in the state store; 0 keeps none")
+	f.Int("index-cache", statestore.DefaultCacheRows, "with --state dynamodb://: rows whose row-index entries are kept in memory (some 170 bytes each), so that a row changed again is not looked up in the state table; 0 keeps none")
 	f.String("warn-retained-wal", "1GiB", "PostgreSQL: warn when the slot retains more WAL than this (or than half of max_slot_wal_keep_size)")
 	addServiceFlags(f)
 	addStateFlags(f)
@@ -174,8 +174,12 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 	}
 	var gate func() error
 	var leased cdc.Lease
+	// The row index is kept in memory only in front of DynamoDB: a local
+	// bbolt read costs about what a cache miss does.
+	indexCache := 0
 	if lease != nil {
 		gate, leased = lease.Check, lease
+		indexCache = a.v.GetInt("index-cache")
 	}
 
 	tables, err := introspectAll(ctx, src, l.cfg)
@@ -259,7 +263,7 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 		GiveUpAfter: a.v.GetDuration("give-up-after"), OnSourceReset: a.v.GetString("on-source-reset"),
 		HeartbeatEvery: a.v.GetDuration("heartbeat-every"), WarnRetainedWAL: svc.warnRetained,
 		Metrics: series, Health: obs.health, Live: live, Lease: leased,
-		IndexCache: a.v.GetInt("index-cache"),
+		IndexCache: indexCache,
 	})
 	restore()
 	if progress != nil {
