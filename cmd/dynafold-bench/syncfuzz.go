@@ -37,6 +37,7 @@ type fuzzOptions struct {
 	bin, repo, out   string
 	trace            string
 	dynamoFaults     float64
+	stateDynamo      bool
 }
 
 func syncFuzzCommand() *cobra.Command {
@@ -86,6 +87,7 @@ starts them.`,
 	f.BoolVar(&o.keep, "keep", false, "on a divergence, keep the source database and the tables")
 	f.StringVar(&o.bin, "bin", "", "the dynafold binary (default: built from --repo)")
 	f.StringVar(&o.repo, "repo", ".", "repository root")
+	f.BoolVar(&o.stateDynamo, "state-dynamo", false, "sync keeps its state in a DynamoDB table of the run's own (--state dynamodb://, lease 2s), through the fault proxy when --dynamo-faults is set")
 	f.Float64Var(&o.dynamoFaults, "dynamo-faults", 0, "share of sync's BatchWriteItem requests failed by a fault proxy (throttles, 5xx, resets before and after the write, partial batches)")
 	f.StringVar(&o.trace, "trace", "", "file to write every statement and its outcome to")
 	f.StringVar(&o.out, "out", "", "directory for the JSON results (none when empty)")
@@ -150,7 +152,7 @@ func syncFuzz(ctx context.Context, o fuzzOptions) error {
 		}
 		for _, d := range designs {
 			opts := syncfuzz.Options{Engine: engine, Design: d, Ops: o.ops, Seed: o.seed, PhaseOps: o.phaseOps, Conns: o.conns,
-				Hot: o.hot, BigTxn: o.bigTxn, Kills: o.kills, DDLAt: o.ddlAt, DynamoFaults: o.dynamoFaults, Repo: repo, Bin: o.bin, ServerDSN: server,
+				Hot: o.hot, BigTxn: o.bigTxn, Kills: o.kills, DDLAt: o.ddlAt, DynamoFaults: o.dynamoFaults, StateDynamo: o.stateDynamo, Repo: repo, Bin: o.bin, ServerDSN: server,
 				Endpoint: env["DYNAFOLD_TEST_DYNAMODB_ENDPOINT"], Log: prefixed(engine + "/" + d.Name), Keep: o.keep,
 				Restarts: o.restarts, Restart: restart}
 			if o.trace != "" {

@@ -78,6 +78,11 @@ type Options struct {
 	// Large is the chance that a text or binary value is 8-16 KB
 	// (default 0.03).
 	Large float64
+	// StateDynamo keeps sync's state in a DynamoDB table of its own
+	// (--state dynamodb://, through the fault proxy when there is one),
+	// with a lease of 2 s: every kill then resumes from the state table,
+	// under a lease the killed sync still holds.
+	StateDynamo bool
 
 	Repo      string // repository root (configs and testdata)
 	Bin       string // the dynafold binary
@@ -107,8 +112,10 @@ type Result struct {
 	Restarts   int    `json:"source_restarts"`
 	// FaultsInjected counts sync's DynamoDB requests the fault proxy failed.
 	FaultsInjected int64 `json:"dynamodb_faults_injected"`
-	Phases         int   `json:"phases"`
-	Items          int   `json:"items_compared"`
+	// StateDynamo says sync kept its state in DynamoDB (Options).
+	StateDynamo bool `json:"state_dynamodb,omitempty"`
+	Phases      int  `json:"phases"`
+	Items       int  `json:"items_compared"`
 	// SyncRSS is the largest peak RSS of the sync processes, in bytes.
 	SyncRSS    int64       `json:"sync_peak_rss_bytes"`
 	Seconds    float64     `json:"seconds"`
@@ -132,8 +139,12 @@ func (r *Result) Reproduce() string {
 }
 
 func (r *Result) reproduce() string {
-	return fmt.Sprintf("dynafold-bench syncfuzz --engine %s --design %s --ops %d --seed %d --phase-ops %d --ddl-at %d --conns %d --hot %d --big-txn %d --dynamo-faults %g",
+	cmd := fmt.Sprintf("dynafold-bench syncfuzz --engine %s --design %s --ops %d --seed %d --phase-ops %d --ddl-at %d --conns %d --hot %d --big-txn %d --dynamo-faults %g",
 		r.Engine, r.Design, r.Ops, r.Seed, r.opts.PhaseOps, r.opts.DDLAt, r.opts.Conns, r.opts.Hot, r.opts.BigTxn, r.opts.DynamoFaults)
+	if r.opts.StateDynamo {
+		cmd += " --state-dynamo"
+	}
+	return cmd
 }
 
 // fuzzer is one run's state.
@@ -316,6 +327,15 @@ func (f *fuzzer) run(ctx context.Context) error {
 			stop()
 		}()
 		c.syncFlags = withFlag(c.flags, "--endpoint", url)
+	}
+	if f.o.StateDynamo {
+		stateTable, err := f.stateTable(ctx, c)
+		if err != nil {
+			return err
+		}
+		// Deleted after sync cleanup, which runs first (defers run in
+		// reverse).
+		defer or.deleteTable(context.Background(), stateTable)
 	}
 	defer func() {
 		keep := f.o.Keep && f.res.Divergence != nil
@@ -839,6 +859,22 @@ func dropDatabase(engine, name string) string {
 		return `DROP DATABASE IF EXISTS "` + name + `" WITH (FORCE)`
 	}
 	return "DROP DATABASE IF EXISTS `" + name + "`"
+}
+
+// stateTable creates a sync state table of the run's own and adds it to
+// sync's flags. The state endpoint is sync's endpoint (the fault proxy's,
+// when faults are injected), so the state's requests meet the faults too.
+func (f *fuzzer) stateTable(ctx context.Context, c *cli) (string, error) {
+	name := flagValue(c.flags, "--table") + "-state"
+	if _, err := c.must(ctx, "table", "create", "--state", "dynamodb://"+name); err != nil {
+		return "", err
+	}
+	if c.syncFlags == nil {
+		c.syncFlags = append([]string(nil), c.flags...)
+	}
+	c.syncFlags = append(c.syncFlags, "--state", "dynamodb://"+name, "--lease-duration", "2s")
+	f.res.StateDynamo = true
+	return name, nil
 }
 
 func flagValue(flags []string, name string) string {

@@ -77,7 +77,12 @@ func TestSyncFuzz(t *testing.T) {
 					// which sync receives in two pieces (source.PieceChanges);
 					// another kills sync twice, restarts the source twice
 					// (a server of the test's own) and fails 30% of its
-					// DynamoDB writes.
+					// DynamoDB writes; a third keeps sync's state in DynamoDB
+					// (with its lease and the row index cached in memory)
+					// and kills sync twice, so that it resumes from there.
+					if i == 1 && j == 0 {
+						o.StateDynamo, o.Kills = true, 2
+					}
 					if i == 2 && j == 0 {
 						o.Hot, o.BigTxn = 10_000, 25_000
 					}
@@ -98,6 +103,8 @@ func TestSyncFuzz(t *testing.T) {
 						require.Positive(t, res.FaultsInjected)
 					}
 					require.Equal(t, o.Restarts, res.Restarts, "source restarts made")
+					require.Equal(t, o.StateDynamo, res.StateDynamo, "the state in DynamoDB")
+					require.Equal(t, o.Kills, res.Kills, "kills made")
 				})
 			}
 		}
