@@ -54,6 +54,15 @@ type syncScenario struct {
 	PeakRSSMB     float64 `json:"peak_rss_mb"`
 	Note          string  `json:"note,omitempty"`
 	Rounds        int64   `json:"-"`
+	// cache is the run's row_index_cache (a state in DynamoDB only).
+	cache *indexCache
+}
+
+// indexCache is the row-index lookups a sync answered from memory (hits)
+// and passed to the state table (misses).
+type indexCache struct {
+	Hits   int64 `json:"hits"`
+	Misses int64 `json:"misses"`
 }
 
 type syncResults struct {
@@ -69,6 +78,9 @@ type syncResults struct {
 	// StateDynamo compares the state in local files with the state in
 	// DynamoDB (--state-dynamo).
 	StateDynamo []*stateCompare `json:"state_dynamodb,omitempty"`
+	// StateProbe is the state endpoint's row-index read rate with nothing
+	// else running (--state-dynamo).
+	StateProbe *stateProbe `json:"state_endpoint_probe,omitempty"`
 }
 
 // metricsCPU is sync's CPU per million single-row changes with the
@@ -163,6 +175,11 @@ func syncBench(ctx context.Context, o syncOptions) error {
 			return err
 		}
 		defer func() { _ = state.close(context.Background()) }()
+		if res.StateProbe, err = probeState(ctx, o.stateEndpoint, 20_000); err != nil {
+			return fmt.Errorf("probing the state endpoint: %w", err)
+		}
+		fmt.Printf("state endpoint %s alone: %.0f row-index reads/s (sync's reads: consistent BatchGetItem, 100 keys a request, 8 in flight; %d rows read %d times)\n",
+			o.stateEndpoint, res.StateProbe.KeysPerSec, res.StateProbe.Rows, res.StateProbe.Reads/res.StateProbe.Rows)
 	}
 	for _, db := range dbs {
 		if err := syncBenchOne(ctx, o, db, work, noop.URL, state, res); err != nil {
@@ -382,7 +399,8 @@ func (r *syncRun) catchUp(ctx context.Context, name, note string, extra ...strin
 				ItemsDeleted int64 `json:"items_deleted"`
 				Rounds       int64 `json:"rounds"`
 			} `json:"this_run"`
-			Seconds float64 `json:"seconds"`
+			Seconds float64     `json:"seconds"`
+			Cache   *indexCache `json:"row_index_cache"`
 		} `json:"result"`
 	}
 	data, err := os.ReadFile(report)
@@ -399,7 +417,7 @@ func (r *syncRun) catchUp(ctx context.Context, name, note string, extra ...strin
 		Name: name, Changes: run.Changes, Items: items, Seconds: secs,
 		ChangesPerSec: float64(run.Changes) / secs, ItemsPerSec: float64(items) / secs,
 		CPUPerM: m.CPU / float64(max(run.Changes, 1)) * 1e6, PeakRSSMB: float64(m.PeakRSS) / (1 << 20), Note: note,
-		Rounds: run.Rounds,
+		Rounds: run.Rounds, cache: rep.Result.Cache,
 	}, nil
 }
 

@@ -39,6 +39,9 @@ type stateCompare struct {
 	StateRequests    map[string]int64 `json:"state_requests"`
 	RequestsPerRound float64          `json:"state_requests_per_round"`
 	StateBusySeconds float64          `json:"state_busy_seconds"`
+	// IndexCache is how the DynamoDB-state run's row-index lookups were
+	// answered: from memory, or by the state table.
+	IndexCache *indexCache `json:"row_index_cache,omitempty"`
 }
 
 // stateProxy passes requests to the state endpoint and counts them: by
@@ -167,7 +170,7 @@ func compareState(ctx context.Context, db syncDB, scenario string, local, remote
 		Source: db.name(), Scenario: scenario, StateEndpoint: s.endpoint, Changes: rsc.Changes,
 		LocalRate: lsc.ChangesPerSec, DynamoRate: rsc.ChangesPerSec, Ratio: rsc.ChangesPerSec / lsc.ChangesPerSec, Goal: 0.8,
 		LocalSeconds: lsc.Seconds, DynamoSeconds: rsc.Seconds,
-		Rounds: rsc.Rounds, StateRequests: reqs, StateBusySeconds: busy.Seconds(),
+		Rounds: rsc.Rounds, StateRequests: reqs, StateBusySeconds: busy.Seconds(), IndexCache: rsc.cache,
 	}
 	var n int64
 	for _, v := range reqs {
@@ -187,7 +190,11 @@ func printStateCompare(cs []*stateCompare) {
 			ops = append(ops, fmt.Sprintf("%s %d", op, n))
 		}
 		sort.Strings(ops)
-		fmt.Printf("%s: %s, state in DynamoDB (%s) against local files: %.0f against %.0f changes/s, %.2f× (goal %.1f×); %d rounds, %.1f state requests a round (%s), state requests in flight %.1f s of %.1f s\n",
-			c.Source, c.Scenario, c.StateEndpoint, c.DynamoRate, c.LocalRate, c.Ratio, c.Goal, c.Rounds, c.RequestsPerRound, strings.Join(ops, ", "), c.StateBusySeconds, c.DynamoSeconds)
+		cache := "no row-index cache"
+		if c.IndexCache != nil {
+			cache = fmt.Sprintf("row-index lookups %d from memory, %d from the state table", c.IndexCache.Hits, c.IndexCache.Misses)
+		}
+		fmt.Printf("%s: %s, state in DynamoDB (%s) against local files: %.0f against %.0f changes/s, %.2f× (goal %.1f×); %d rounds, %.1f state requests a round (%s), state requests in flight %.1f s of %.1f s; %s\n",
+			c.Source, c.Scenario, c.StateEndpoint, c.DynamoRate, c.LocalRate, c.Ratio, c.Goal, c.Rounds, c.RequestsPerRound, strings.Join(ops, ", "), c.StateBusySeconds, c.DynamoSeconds, cache)
 	}
 }
