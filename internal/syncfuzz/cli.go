@@ -2,6 +2,7 @@ package syncfuzz
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,6 +26,8 @@ type cli struct {
 	// through the fault proxy when DynamoDB faults are injected.
 	syncFlags []string
 	env       []string
+	// timeout bounds one foreground command (commandTimeout).
+	timeout time.Duration
 	// syncRSS is the largest peak RSS of a sync process so far, in bytes.
 	syncRSS atomic.Int64
 }
@@ -52,9 +55,21 @@ func (c *cli) command(ctx context.Context, args ...string) *exec.Cmd {
 	return cmd
 }
 
+// commandTimeout is how long one foreground command may take: 10 minutes,
+// and for a run with a big transaction two seconds more per 1,000 of
+// its rows. Catching up with it, migrating afresh and comparing write and
+// scan every row's items in DynamoDB (dynalite, one Node process), and
+// the fuzz's big transaction re-derives every row more than once (its
+// portfolios fan out to the servers and databases inserted with them): a
+// 200,000-row one took 170 s to catch up with on a machine shared with
+// another fuzz run, and a 1,000,000-row one outgrew a flat 10 minutes.
+func commandTimeout(bigTxn int) time.Duration {
+	return 10*time.Minute + time.Duration(bigTxn)*2*time.Millisecond
+}
+
 // run runs one command to its end and returns its exit code and output.
 func (c *cli) run(ctx context.Context, args ...string) (int, string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(c.timeout, 10*time.Minute))
 	defer cancel()
 	flags := c.flags
 	if args[0] == "sync" && c.syncFlags != nil {

@@ -256,7 +256,7 @@ func (f *fuzzer) setup(ctx context.Context) (*cli, error) {
 		}
 	}
 	table := strings.ReplaceAll(fmt.Sprintf("fz-%s-%s-%d-%d", f.o.Design.Name, f.o.Engine, f.o.Seed%1_000_000, os.Getpid()), "_", "-")
-	c := &cli{bin: f.o.Bin, dir: work, env: environment(),
+	c := &cli{bin: f.o.Bin, dir: work, env: environment(), timeout: commandTimeout(f.o.BigTxn),
 		flags: []string{"--config", filepath.Join(f.o.Repo, f.o.Design.Config), "--source-dsn", dsn, "--endpoint", f.o.Endpoint, "--table", table}}
 	for _, v := range f.o.Design.Vars {
 		c.flags = append(c.flags, "--var", v)
@@ -452,7 +452,7 @@ func (f *fuzzer) check(ctx context.Context, c *cli, or *oracle, bg *background, 
 	}
 	caught := time.Since(started)
 	fresh := fmt.Sprintf("%s-o%d", table, phase)
-	oc := &cli{bin: c.bin, dir: c.dir, env: c.env, flags: withFlag(c.flags, "--table", fresh)}
+	oc := &cli{bin: c.bin, dir: c.dir, env: c.env, timeout: c.timeout, flags: withFlag(c.flags, "--table", fresh)}
 	defer or.deleteTable(context.Background(), fresh)
 	if _, err := oc.must(ctx, "table", "create"); err != nil {
 		return nil, err
