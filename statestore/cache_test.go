@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -19,40 +18,9 @@ import (
 // it over the files and over DynamoDB, with a cache small enough that its
 // generations turn over within a case.
 func TestCachedConformance(t *testing.T) {
-	t.Run("File", func(t *testing.T) {
-		statestoretest.Run(t, func(t *testing.T) statestoretest.Subject {
-			path := filepath.Join(t.TempDir(), "t.sync.json")
-			var calls int64
-			var open *statestore.File
-			return statestoretest.Subject{
-				Open: func(t *testing.T) statestore.Store {
-					if open != nil {
-						calls += open.Calls()
-					}
-					f, err := statestore.OpenFile(path)
-					require.NoError(t, err)
-					open = f
-					return statestore.NewCached(f, 4)
-				},
-				Requests: func() int64 { return calls + open.Calls() },
-			}
-		})
-	})
-	t.Run("Dynamo", func(t *testing.T) {
-		c, table := statestore.StateTableForTest(t)
-		statestoretest.Run(t, func(t *testing.T) statestoretest.Subject {
-			name := statestore.SyncNameForTest(t)
-			api := &counting{API: c}
-			return statestoretest.Subject{
-				Open: func(t *testing.T) statestore.Store {
-					d, err := statestore.NewDynamo(api, table, name)
-					require.NoError(t, err)
-					return statestore.NewCached(d, 4)
-				},
-				Requests: api.n.Load,
-			}
-		})
-	})
+	small := func(s statestore.Store) statestore.Store { return statestore.NewCached(s, 4) }
+	t.Run("File", func(t *testing.T) { statestoretest.Run(t, fileSubject(small)) })
+	t.Run("Dynamo", func(t *testing.T) { statestoretest.Run(t, dynamoSubject(t, small)) })
 }
 
 // fakeIndex is a row index in memory that counts the rows it is asked

@@ -39,20 +39,28 @@ func (c *counting) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteIt
 }
 
 func TestDynamoConformance(t *testing.T) {
+	statestoretest.Run(t, dynamoSubject(t, nil))
+}
+
+// dynamoSubject is another sync per case sharing one state table,
+// wrapped by wrap when it is given.
+func dynamoSubject(t *testing.T, wrap func(statestore.Store) statestore.Store) func(t *testing.T) statestoretest.Subject {
 	c, table := statestore.StateTableForTest(t)
-	statestoretest.Run(t, func(t *testing.T) statestoretest.Subject {
-		// Every case is another sync sharing the one state table.
+	return func(t *testing.T) statestoretest.Subject {
 		name := statestore.SyncNameForTest(t)
 		api := &counting{API: c}
 		return statestoretest.Subject{
 			Open: func(t *testing.T) statestore.Store {
 				d, err := statestore.NewDynamo(api, table, name)
 				require.NoError(t, err)
+				if wrap != nil {
+					return wrap(d)
+				}
 				return d
 			},
 			Requests: api.n.Load,
 		}
-	})
+	}
 }
 
 func TestParseStateURL(t *testing.T) {
