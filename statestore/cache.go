@@ -8,7 +8,7 @@ import (
 
 // DefaultCacheRows is how many rows' index entries Cached keeps by
 // default: at some 170 bytes a row with one item key of 30 bytes (the
-// portfolios design's databases, measured with runtime.MemStats), about
+// portfolios design's databases: BenchmarkCachedMemoryPerRow), about
 // 43 MB.
 const DefaultCacheRows = 250_000
 

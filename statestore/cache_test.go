@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -174,4 +175,33 @@ func TestCachedClearForgetsEverything(t *testing.T) {
 func TestNewCachedWithNoRowsIsTheStore(t *testing.T) {
 	f := newFakeIndex()
 	require.Same(t, statestore.Store(f), statestore.NewCached(f, 0))
+}
+
+// BenchmarkCachedMemoryPerRow fills a cache of DefaultCacheRows rows
+// shaped like the portfolios design's databases (one 30-byte item key)
+// and reports the Go heap it holds per row: the figure --index-cache's
+// help and docs/sync-state.md quote.
+//
+//	go test -run '^$' -bench CachedMemoryPerRow -benchtime 1x ./statestore/
+func BenchmarkCachedMemoryPerRow(b *testing.B) {
+	ctx := context.Background()
+	for range b.N {
+		f := newFakeIndex()
+		c := statestore.NewCached(f, statestore.DefaultCacheRows)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for i := range statestore.DefaultCacheRows {
+			e := statestore.Entry{Entity: "database", Row: []byte(fmt.Sprintf("\x01Db%dn%dd%d", i, i%10, i%5)),
+				Keys: []string{fmt.Sprintf("%d\x00DATABASE#db%dn%dd%d", i/50, i, i%10, i%5)}}
+			if err := c.SetKeys(ctx, []statestore.Entry{e}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		f.rows = nil // the fake store's own copy is not the cache's
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(statestore.DefaultCacheRows), "bytes/row")
+		runtime.KeepAlive(c)
+	}
 }
