@@ -156,10 +156,12 @@ type Summary struct {
 }
 
 // IndexCacheStats counts the row-index lookups the in-memory cache
-// answered (hits) and those it passed to the store (misses).
+// answered (hits) and those it passed to the store (misses), and what
+// the cache read of the index when the run began.
 type IndexCacheStats struct {
-	Hits   int64 `json:"hits"`
-	Misses int64 `json:"misses"`
+	Hits   int64                `json:"hits"`
+	Misses int64                `json:"misses"`
+	Warmed statestore.WarmStats `json:"warmed"`
 }
 
 type engine struct {
@@ -253,6 +255,16 @@ func run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 	// The cache lives as long as this run: a sync that loses its lease
 	// and takes it again runs anew, with an empty one.
 	e.store = statestore.NewCached(job.State, opts.IndexCache)
+	if c, ok := e.store.(*statestore.Cached); ok {
+		// Read while the stream starts; the first lookup waits for it.
+		c.Warm(ctx, func(w statestore.WarmStats) {
+			if w.Err != nil {
+				e.log.Warn("reading the row index into memory failed; its rows are read as they are needed", "error", w.Err)
+				return
+			}
+			e.log.Info("row index read into memory", "rows", w.Rows, "seconds", fmt.Sprintf("%.1f", w.Seconds), "whole_index", w.All)
+		})
+	}
 	if st.Running != nil && opts.Lease == nil {
 		// With a lease, taking it over waited for those writes.
 		e.log.Warn("the last sync did not stop cleanly; waiting for the writes it left in flight before writing",
@@ -417,7 +429,7 @@ func (e *engine) finish(sum *Summary, started time.Time) {
 	sum.Seconds = time.Since(started).Seconds()
 	if c, ok := e.store.(*statestore.Cached); ok {
 		hits, misses := c.Stats()
-		sum.IndexCache = &IndexCacheStats{Hits: hits, Misses: misses}
+		sum.IndexCache = &IndexCacheStats{Hits: hits, Misses: misses, Warmed: c.Warmed()}
 	}
 }
 

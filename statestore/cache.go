@@ -32,8 +32,18 @@ type Cached struct {
 	Store
 	half int
 
+	// ready is closed once the warm-up is over (see Warm); until then
+	// the row index is not read or written through the cache.
+	ready chan struct{}
+
 	mu       sync.Mutex
 	cur, old map[string][]string
+	// complete says the cache holds every row the store's index holds, so
+	// that a row it does not hold has no entry and is not asked for: from
+	// a warm-up that listed the whole index, or a clear, until an entry
+	// leaves the cache.
+	complete bool
+	warm     WarmStats
 	// forgets counts the times entries left the cache other than by being
 	// replaced (a failed write's rows, a generation dropped): a store
 	// read that overlapped one may have read a row's entry from before a
@@ -50,7 +60,9 @@ func NewCached(store Store, rows int) Store {
 		return store
 	}
 	half := max(rows/2, 1)
-	return &Cached{Store: store, half: half, cur: make(map[string][]string), old: map[string][]string{}}
+	ready := make(chan struct{})
+	close(ready)
+	return &Cached{Store: store, half: half, ready: ready, cur: make(map[string][]string), old: map[string][]string{}}
 }
 
 // cacheKey is entity and row as one map key; the zero byte cannot occur
@@ -61,6 +73,9 @@ func cacheKey(entity string, row []byte) string {
 
 // Keys answers what the cache holds and asks the store for the rest.
 func (c *Cached) Keys(ctx context.Context, entity string, rows [][]byte) ([][]string, error) {
+	if err := c.wait(ctx); err != nil {
+		return nil, err
+	}
 	out := make([][]string, len(rows))
 	var missing [][]byte
 	var at []int
@@ -68,7 +83,7 @@ func (c *Cached) Keys(ctx context.Context, entity string, rows [][]byte) ([][]st
 	c.mu.Lock()
 	for i, r := range rows {
 		k := cacheKey(entity, r)
-		if keys, ok := c.lookup(k); ok {
+		if keys, ok := c.lookup(k); ok || c.complete {
 			out[i] = keys
 			continue
 		}
@@ -108,6 +123,9 @@ func (c *Cached) Keys(ctx context.Context, entity string, rows [][]byte) ([][]st
 // SetKeys writes through. A write that fails may or may not have reached
 // the store, so its rows are forgotten and read from the store next time.
 func (c *Cached) SetKeys(ctx context.Context, entries []Entry) error {
+	if err := c.wait(ctx); err != nil {
+		return err
+	}
 	err := c.Store.SetKeys(ctx, entries)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -117,6 +135,7 @@ func (c *Cached) SetKeys(ctx context.Context, entries []Entry) error {
 			delete(c.cur, k)
 			delete(c.old, k)
 			c.forgets++
+			c.complete = false
 			continue
 		}
 		var keys []string
@@ -128,13 +147,22 @@ func (c *Cached) SetKeys(ctx context.Context, entries []Entry) error {
 	return err
 }
 
-// ClearKeys forgets the store's index and the cache.
+// ClearKeys forgets the store's index and the cache. Once the store's
+// index is empty, the cache holds all of it.
 func (c *Cached) ClearKeys(ctx context.Context) error {
+	if err := c.wait(ctx); err != nil {
+		return err
+	}
 	c.mu.Lock()
 	c.cur, c.old = map[string][]string{}, map[string][]string{}
 	c.forgets++
+	c.complete = false
 	c.mu.Unlock()
-	return c.Store.ClearKeys(ctx)
+	err := c.Store.ClearKeys(ctx)
+	c.mu.Lock()
+	c.complete = err == nil && len(c.cur) == 0
+	c.mu.Unlock()
+	return err
 }
 
 // Stats returns how many row lookups the cache answered and how many it
@@ -166,6 +194,9 @@ func (c *Cached) lookup(k string) ([]string, bool) {
 // when full. Callers hold mu.
 func (c *Cached) put(k string, keys []string) {
 	if _, ok := c.cur[k]; !ok && len(c.cur) >= c.half {
+		if len(c.old) > 0 {
+			c.complete = false
+		}
 		c.old, c.cur = c.cur, make(map[string][]string, c.half/4)
 		c.forgets++
 	}

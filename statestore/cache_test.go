@@ -22,6 +22,17 @@ func TestCachedConformance(t *testing.T) {
 	small := func(s statestore.Store) statestore.Store { return statestore.NewCached(s, 4) }
 	t.Run("File", func(t *testing.T) { statestoretest.Run(t, fileSubject(small)) })
 	t.Run("Dynamo", func(t *testing.T) { statestoretest.Run(t, dynamoSubject(t, small)) })
+	// Warmed from the state table at each open (each case's resumes
+	// included): small, the listing overflows it; large, it holds the
+	// whole index and answers rows it does not hold as having none.
+	for name, rows := range map[string]int{"DynamoWarmSmall": 4, "DynamoWarmWhole": 10_000} {
+		warmed := func(s statestore.Store) statestore.Store {
+			c := statestore.NewCached(s, rows).(*statestore.Cached)
+			c.Warm(context.Background(), nil)
+			return c
+		}
+		t.Run(name, func(t *testing.T) { statestoretest.Run(t, dynamoSubject(t, warmed)) })
+	}
 }
 
 // fakeIndex is a row index in memory that counts the rows it is asked
@@ -160,15 +171,26 @@ func TestCachedKeepsAWriteThatOverlapsARead(t *testing.T) {
 	require.Equal(t, [][]string{{"NEW"}}, got)
 }
 
+// After a clear the store's index is empty, so the cache holds all of it
+// and asks for nothing until a row leaves it.
 func TestCachedClearForgetsEverything(t *testing.T) {
 	ctx := context.Background()
 	f := newFakeIndex()
-	c := statestore.NewCached(f, 100)
+	c := statestore.NewCached(f, 4)
 	require.NoError(t, c.SetKeys(ctx, []statestore.Entry{{Entity: "e", Row: row(1), Keys: []string{"A"}}}))
 	require.NoError(t, c.ClearKeys(ctx))
-	got, err := c.Keys(ctx, "e", [][]byte{row(1)})
+	got, err := c.Keys(ctx, "e", [][]byte{row(1), row(2)})
 	require.NoError(t, err)
-	require.Equal(t, [][]string{nil}, got)
+	require.Equal(t, [][]string{nil, nil}, got)
+	require.Equal(t, 0, f.asked)
+	// Five rows overflow a cache of four: the oldest leaves, and rows it
+	// does not hold are asked for again.
+	for i := range 5 {
+		require.NoError(t, c.SetKeys(ctx, []statestore.Entry{{Entity: "e", Row: row(10 + i), Keys: []string{fmt.Sprint("K", i)}}}))
+	}
+	got, err = c.Keys(ctx, "e", [][]byte{row(10)})
+	require.NoError(t, err)
+	require.Equal(t, [][]string{{"K0"}}, got)
 	require.Equal(t, 1, f.asked)
 }
 

@@ -1,7 +1,10 @@
 package statestore_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -78,4 +81,51 @@ func TestParseStateURL(t *testing.T) {
 		require.Equal(t, c.bad, err != nil, c.in)
 		require.Equal(t, c.table, table, c.in)
 	}
+}
+
+// ListKeys lists this sync's rows and no other's; a row stored by its
+// hash cannot be named, so the listing is then not the whole index.
+func TestDynamoListKeys(t *testing.T) {
+	ctx := context.Background()
+	c, table := statestore.StateTableForTest(t)
+	name := statestore.SyncNameForTest(t)
+	d, err := statestore.NewDynamo(c, table, name)
+	require.NoError(t, err)
+	other, err := statestore.NewDynamo(c, table, name+"_other")
+	require.NoError(t, err)
+	var entries []statestore.Entry
+	want := map[string][]string{}
+	for i := range 300 {
+		e := statestore.Entry{Entity: "db#x", Row: []byte{1, byte(i), byte(i >> 8)}, Keys: []string{fmt.Sprint("K", i), "G"}}
+		entries = append(entries, e)
+		want[string(e.Row)] = e.Keys
+	}
+	require.NoError(t, d.SetKeys(ctx, entries))
+	require.NoError(t, other.SetKeys(ctx, []statestore.Entry{{Entity: "db#x", Row: []byte{9}, Keys: []string{"THEIRS"}}}))
+
+	list := func(limit int) (map[string][]string, bool) {
+		var mu sync.Mutex
+		got := map[string][]string{}
+		all, err := d.ListKeys(ctx, limit, func(entity string, row []byte, keys []string) {
+			mu.Lock()
+			defer mu.Unlock()
+			require.Equal(t, "db#x", entity)
+			got[string(row)] = keys
+		})
+		require.NoError(t, err)
+		return got, all
+	}
+	got, all := list(100_000)
+	require.True(t, all)
+	require.Equal(t, want, got)
+
+	got, all = list(100)
+	require.False(t, all, "stopped at its limit")
+	require.LessOrEqual(t, len(got), 100)
+
+	long := statestore.Entry{Entity: "db#x", Row: bytes.Repeat([]byte{2}, 2000), Keys: []string{"LONG"}}
+	require.NoError(t, d.SetKeys(ctx, []statestore.Entry{long}))
+	got, all = list(100_000)
+	require.False(t, all, "a hashed row cannot be named")
+	require.Equal(t, want, got)
 }

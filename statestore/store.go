@@ -68,3 +68,13 @@ type Store interface {
 // ErrFenced is returned by a write of a store whose lease was taken over
 // by another sync: it must write nothing more.
 var ErrFenced = errors.New("the state is held by another sync (the lease was taken over); this sync writes nothing more")
+
+// Lister is a store that can list its whole row index in one pass, more
+// cheaply than reading it row by row: Cached warms itself with it.
+type Lister interface {
+	// ListKeys calls fn, possibly from several goroutines at once, for
+	// each row of the index, and stops after limit rows (or what it costs
+	// to list them). all says it listed every row: false when it stopped
+	// early or met a row it cannot name (one stored by its hash).
+	ListKeys(ctx context.Context, limit int, fn func(entity string, row []byte, keys []string)) (all bool, err error)
+}

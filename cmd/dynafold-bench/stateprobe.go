@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -23,11 +24,16 @@ type stateProbe struct {
 	Reads      int     `json:"row_reads"`
 	Seconds    float64 `json:"seconds"`
 	KeysPerSec float64 `json:"row_reads_per_second"`
+	// ListPerSec is the rate of sync's listing of the whole index
+	// (statestore.Dynamo.ListKeys: a consistent parallel Scan), with which
+	// it reads the index into memory when it takes the state.
+	ListPerSec float64 `json:"row_listing_per_second"`
 }
 
 // probeState writes rows index entries into a table of its own at
 // endpoint, reads them all back three times in slices of 4,096 (sync's
-// write slice) and reports the rate of the reads.
+// write slice) and reports the rate of the reads, then lists them whole
+// three times and reports the rate of the listing.
 func probeState(ctx context.Context, endpoint string, rows int) (*stateProbe, error) {
 	c, err := sink.NewClient(ctx, sink.ClientOptions{Endpoint: endpoint})
 	if err != nil {
@@ -69,5 +75,18 @@ func probeState(ctx context.Context, endpoint string, rows int) (*stateProbe, er
 		}
 	}
 	secs := time.Since(start).Seconds()
-	return &stateProbe{Rows: rows, Reads: passes * rows, Seconds: secs, KeysPerSec: float64(passes*rows) / secs}, nil
+	start = time.Now()
+	for range passes {
+		var listed atomic.Int64
+		all, err := st.ListKeys(ctx, 2*rows, func(string, []byte, []string) { listed.Add(1) })
+		if err != nil {
+			return nil, err
+		}
+		if !all || listed.Load() != int64(rows) {
+			return nil, fmt.Errorf("the probe listed %d entries of %d", listed.Load(), rows)
+		}
+	}
+	listSecs := time.Since(start).Seconds()
+	return &stateProbe{Rows: rows, Reads: passes * rows, Seconds: secs, KeysPerSec: float64(passes*rows) / secs,
+		ListPerSec: float64(passes*rows) / listSecs}, nil
 }

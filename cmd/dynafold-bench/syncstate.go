@@ -8,6 +8,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -146,7 +147,7 @@ func (s *dynamoState) close(ctx context.Context) error {
 func (r *syncRun) withDynamoState(s *dynamoState) *syncRun {
 	d := *r
 	d.table = r.table + "_ds"
-	d.state = s.flags()
+	d.state = append(s.flags(), "--index-cache", strconv.Itoa(r.o.stateIndexCache))
 	return &d
 }
 
@@ -192,7 +193,9 @@ func printStateCompare(cs []*stateCompare) {
 		sort.Strings(ops)
 		cache := "no row-index cache"
 		if c.IndexCache != nil {
-			cache = fmt.Sprintf("row-index lookups %d from memory, %d from the state table", c.IndexCache.Hits, c.IndexCache.Misses)
+			w := c.IndexCache.Warmed
+			cache = fmt.Sprintf("row index read into memory at the start: %d rows in %.1f s (whole index: %t); row-index lookups %d from memory, %d from the state table",
+				w.Rows, w.Seconds, w.Whole, c.IndexCache.Hits, c.IndexCache.Misses)
 		}
 		fmt.Printf("%s: %s, state in DynamoDB (%s) against local files: %.0f against %.0f changes/s, %.2f× (goal %.1f×); %d rounds, %.1f state requests a round (%s), state requests in flight %.1f s of %.1f s; %s\n",
 			c.Source, c.Scenario, c.StateEndpoint, c.DynamoRate, c.LocalRate, c.Ratio, c.Goal, c.Rounds, c.RequestsPerRound, strings.Join(ops, ", "), c.StateBusySeconds, c.DynamoSeconds, cache)

@@ -306,14 +306,20 @@ func noopTables(t *testing.T, url string) []string {
 	return out.TableNames
 }
 
-// A row changed again is looked up in memory, not in the state table:
-// one portfolio renamed five times, a transaction each, re-derives the
-// same collection in every round, and only the first round asks the
+// The row index is read into memory when sync takes the state: with the
+// default cache the whole index fits, and no lookup asks the state table.
+// With a cache smaller than the index, what was not listed is asked for
+// once: one portfolio renamed five times, a transaction each, re-derives
+// the same collection in every round, and only the first round asks the
 // state table for its rows' keys. With --index-cache 0 nothing is kept.
 func TestSyncStateCachesTheRowIndex(t *testing.T) {
 	t.Parallel()
 	sd := newSyncDesign(t, testenv.Drivers()[0], "portfolios", "testdata/sync/portfolios.yaml")
 	state := sharedState(t, sd)
+	// More portfolios, so that the index outgrows the small cache below.
+	for id := 100; id < 120; id++ {
+		testenv.ExecSQL(t, sd.driver, sd.dsn, fmt.Sprintf("INSERT INTO portfolios (id, name) VALUES (%d, 'P%d')", id, id))
+	}
 	r := sd.cli(t, append([]string{"sync", "--until-caught-up", "--progress", "none"}, state...)...)
 	require.Equal(t, 0, r.Code, r.Output())
 	renames := func(from int) {
@@ -330,6 +336,10 @@ func TestSyncStateCachesTheRowIndex(t *testing.T) {
 			Cache *struct {
 				Hits   int64 `json:"hits"`
 				Misses int64 `json:"misses"`
+				Warmed struct {
+					Rows  int64 `json:"rows"`
+					Whole bool  `json:"whole_index"`
+				} `json:"warmed"`
 			} `json:"row_index_cache"`
 		} `json:"result"`
 	}
@@ -350,14 +360,25 @@ func TestSyncStateCachesTheRowIndex(t *testing.T) {
 	rep := catchUp()
 	c, derived := rep.Result.Cache, rep.Result.ThisRun.RowsDerived
 	require.NotNil(t, c)
-	t.Logf("rows re-derived %d, row-index lookups from memory %d, from the state table %d", derived, c.Hits, c.Misses)
-	require.Equal(t, derived, c.Hits+c.Misses, "every re-derived row's keys are looked up once")
-	require.Positive(t, c.Misses)
-	require.Zero(t, derived%c.Misses, "each round re-derives the same rows")
-	require.GreaterOrEqual(t, derived/c.Misses, int64(2), "the renames took more than one round")
+	t.Logf("whole index: %d rows listed; rows re-derived %d, row-index lookups from memory %d, from the state table %d", c.Warmed.Rows, derived, c.Hits, c.Misses)
+	require.True(t, c.Warmed.Whole)
+	require.Greater(t, c.Warmed.Rows, int64(12), "the index is larger than the small cache below")
+	require.Positive(t, derived)
+	require.Equal(t, derived, c.Hits)
+	require.Zero(t, c.Misses)
 	sd.requireConverged(t)
 
 	renames(6)
+	rep = catchUp("--index-cache", "12")
+	c, derived = rep.Result.Cache, rep.Result.ThisRun.RowsDerived
+	t.Logf("cache of 12 rows: %d rows listed; rows re-derived %d, row-index lookups from memory %d, from the state table %d", c.Warmed.Rows, derived, c.Hits, c.Misses)
+	require.False(t, c.Warmed.Whole)
+	require.LessOrEqual(t, c.Warmed.Rows, int64(12))
+	require.Equal(t, derived, c.Hits+c.Misses, "every re-derived row's keys are looked up once")
+	require.LessOrEqual(t, c.Misses, derived/5, "only the first of the five rounds asks the state table")
+	sd.requireConverged(t)
+
+	renames(11)
 	rep = catchUp("--index-cache", "0")
 	require.Nil(t, rep.Result.Cache)
 	sd.requireConverged(t)
