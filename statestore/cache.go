@@ -2,14 +2,14 @@ package statestore
 
 import (
 	"context"
-	"slices"
+	"hash/maphash"
 	"sync"
 )
 
 // DefaultCacheRows is how many rows' index entries Cached keeps by
-// default: at some 170 bytes a row with one item key of 30 bytes (the
+// default: at some 90 bytes a row with one item key of 30 bytes (the
 // portfolios design's databases: BenchmarkCachedMemoryPerRow), about
-// 43 MB.
+// 23 MB.
 const DefaultCacheRows = 250_000
 
 // Cached keeps in memory the row-index entries a sync has read or
@@ -23,21 +23,25 @@ const DefaultCacheRows = 250_000
 // only; a miss costs about what a bbolt read of the local index does
 // (CPU profile of a fan-out), so there it would save nothing.
 //
-// It holds at most rows entries in two generations: entries are added to
-// the current one, and when it is full it becomes the old one, the older
-// one dropped. A hit in the old generation moves the entry back to the
-// current one, so the rows in use stay, at the cost of one map of memory
-// over a strict least-recently-used list, with no list to keep.
+// It holds at most rows entries, in two generations. Entries are added to
+// the current one; a full cache makes room by dropping entries of the old
+// one, a slice of its size at a time, and when the old one is empty the
+// current one becomes the old one. A hit in the old generation moves the
+// entry back to the current one, so the rows in use since the last turn
+// stay, at the cost of one map of memory over a strict
+// least-recently-used list, with no list to keep. Nothing is dropped until
+// the cache holds rows entries, so an index of up to rows rows stays whole.
 type Cached struct {
 	Store
-	half int
+	rows int
 
 	// ready is closed once the warm-up is over (see Warm); until then
 	// the row index is not read or written through the cache.
 	ready chan struct{}
 
 	mu       sync.Mutex
-	cur, old map[string][]string
+	seed     maphash.Seed
+	cur, old *gen
 	// complete says the cache holds every row the store's index holds, so
 	// that a row it does not hold has no entry and is not asked for: from
 	// a warm-up that listed the whole index, or a clear, until an entry
@@ -59,16 +63,10 @@ func NewCached(store Store, rows int) Store {
 	if rows <= 0 {
 		return store
 	}
-	half := max(rows/2, 1)
 	ready := make(chan struct{})
 	close(ready)
-	return &Cached{Store: store, half: half, ready: ready, cur: make(map[string][]string), old: map[string][]string{}}
-}
-
-// cacheKey is entity and row as one map key; the zero byte cannot occur
-// in an entity name.
-func cacheKey(entity string, row []byte) string {
-	return entity + "\x00" + string(row)
+	seed := maphash.MakeSeed()
+	return &Cached{Store: store, rows: rows, ready: ready, seed: seed, cur: newGen(seed), old: newGen(seed)}
 }
 
 // Keys answers what the cache holds and asks the store for the rest.
@@ -79,17 +77,14 @@ func (c *Cached) Keys(ctx context.Context, entity string, rows [][]byte) ([][]st
 	out := make([][]string, len(rows))
 	var missing [][]byte
 	var at []int
-	var mkeys []string
 	c.mu.Lock()
 	for i, r := range rows {
-		k := cacheKey(entity, r)
-		if keys, ok := c.lookup(k); ok || c.complete {
+		if keys, ok := c.lookup(entity, r); ok || c.complete {
 			out[i] = keys
 			continue
 		}
 		missing = append(missing, r)
 		at = append(at, i)
-		mkeys = append(mkeys, k)
 	}
 	c.hits += int64(len(rows) - len(missing))
 	c.misses += int64(len(missing))
@@ -109,12 +104,8 @@ func (c *Cached) Keys(ctx context.Context, entity string, rows [][]byte) ([][]st
 		out[i] = got[j]
 		// A row written while it was read is in the cache already, newer
 		// than what was read.
-		if k := mkeys[j]; keep {
-			if _, ok := c.cur[k]; !ok {
-				if _, ok := c.old[k]; !ok {
-					c.put(k, got[j])
-				}
-			}
+		if r := missing[j]; keep && !c.cur.has(entity, r) && !c.old.has(entity, r) {
+			c.put(entity, r, got[j])
 		}
 	}
 	return out, nil
@@ -130,19 +121,14 @@ func (c *Cached) SetKeys(ctx context.Context, entries []Entry) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, e := range entries {
-		k := cacheKey(e.Entity, e.Row)
 		if err != nil {
-			delete(c.cur, k)
-			delete(c.old, k)
+			c.cur.del(e.Entity, e.Row)
+			c.old.del(e.Entity, e.Row)
 			c.forgets++
 			c.complete = false
 			continue
 		}
-		var keys []string
-		if len(e.Keys) > 0 {
-			keys = slices.Clone(e.Keys)
-		}
-		c.put(k, keys)
+		c.put(e.Entity, e.Row, e.Keys)
 	}
 	return err
 }
@@ -154,13 +140,13 @@ func (c *Cached) ClearKeys(ctx context.Context) error {
 		return err
 	}
 	c.mu.Lock()
-	c.cur, c.old = map[string][]string{}, map[string][]string{}
+	c.cur, c.old = newGen(c.seed), newGen(c.seed)
 	c.forgets++
 	c.complete = false
 	c.mu.Unlock()
 	err := c.Store.ClearKeys(ctx)
 	c.mu.Lock()
-	c.complete = err == nil && len(c.cur) == 0
+	c.complete = err == nil && c.cur.len() == 0
 	c.mu.Unlock()
 	return err
 }
@@ -176,30 +162,42 @@ func (c *Cached) Stats() (hits, misses int64) {
 // Unwrap returns the store behind the cache.
 func (c *Cached) Unwrap() Store { return c.Store }
 
-// lookup finds k in either generation, moving an old entry to the
+// lookup finds the row in either generation, moving an old entry to the
 // current one. Callers hold mu.
-func (c *Cached) lookup(k string) ([]string, bool) {
-	if keys, ok := c.cur[k]; ok {
+func (c *Cached) lookup(entity string, row []byte) ([]string, bool) {
+	if keys, ok := c.cur.get(entity, row); ok {
 		return keys, true
 	}
-	keys, ok := c.old[k]
+	keys, ok := c.old.get(entity, row)
 	if ok {
-		delete(c.old, k)
-		c.put(k, keys)
+		c.old.del(entity, row)
+		c.put(entity, row, keys)
 	}
 	return keys, ok
 }
 
-// put records k in the current generation, turning it into the old one
-// when full. Callers hold mu.
-func (c *Cached) put(k string, keys []string) {
-	if _, ok := c.cur[k]; !ok && len(c.cur) >= c.half {
-		if len(c.old) > 0 {
-			c.complete = false
-		}
-		c.old, c.cur = c.cur, make(map[string][]string, c.half/4)
-		c.forgets++
+// put records the row's keys in the current generation, making room
+// first when the cache is full. Callers hold mu.
+func (c *Cached) put(entity string, row []byte, keys []string) {
+	if !c.cur.has(entity, row) && !c.old.has(entity, row) && c.cur.len()+c.old.len() >= c.rows {
+		c.makeRoom()
 	}
-	c.cur[k] = keys
-	delete(c.old, k)
+	if c.cur.set(entity, row, keys) {
+		// Another row had the same hash: it is no longer held.
+		c.forgets++
+		c.complete = false
+	}
+	c.old.del(entity, row)
+}
+
+// makeRoom drops a sixteenth of the cache's rows (at least one) from the
+// old generation, turning the current one into the old one first when the
+// old one is empty. Callers hold mu.
+func (c *Cached) makeRoom() {
+	if c.old.len() == 0 {
+		c.old, c.cur = c.cur, newGen(c.seed)
+	}
+	c.old.drop(max(c.rows/16, 1))
+	c.forgets++
+	c.complete = false
 }

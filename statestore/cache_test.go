@@ -126,21 +126,30 @@ func TestCachedForgetsAFailedWrite(t *testing.T) {
 func TestCachedHoldsAtMostItsRows(t *testing.T) {
 	ctx := context.Background()
 	f := newFakeIndex()
-	c := statestore.NewCached(f, 10)
-	for i := range 1000 {
+	c := statestore.NewCached(f, 10).(*statestore.Cached)
+	for i := range 10 {
 		require.NoError(t, c.SetKeys(ctx, []statestore.Entry{{Entity: "e", Row: row(i), Keys: []string{fmt.Sprint("K", i)}}}))
 	}
-	// The last five are in the current generation, the five before in the
-	// old one; everything older is asked for again, and answered right.
-	for i := 995; i < 1000; i++ {
-		_, err := c.Keys(ctx, "e", [][]byte{row(i)})
-		require.NoError(t, err)
-	}
-	require.Equal(t, 0, f.asked)
-	got, err := c.Keys(ctx, "e", [][]byte{row(3), row(984)})
+	// Ten rows fit: nothing is dropped, so the cache is the whole index
+	// it has seen, and the first row is still there.
+	_, err := c.Keys(ctx, "e", [][]byte{row(0)})
 	require.NoError(t, err)
-	require.Equal(t, [][]string{{"K3"}, {"K984"}}, got)
-	require.Equal(t, 2, f.asked)
+	require.Equal(t, 0, f.asked)
+	for i := 10; i < 1000; i++ {
+		require.NoError(t, c.SetKeys(ctx, []statestore.Entry{{Entity: "e", Row: row(i), Keys: []string{fmt.Sprint("K", i)}}}))
+	}
+	// The last row written is held; of the thousand, at most ten are, and
+	// the others are asked for again and answered right.
+	_, err = c.Keys(ctx, "e", [][]byte{row(999)})
+	require.NoError(t, err)
+	require.Equal(t, 0, f.asked)
+	for i := range 999 {
+		got, err := c.Keys(ctx, "e", [][]byte{row(i)})
+		require.NoError(t, err)
+		require.Equal(t, [][]string{{fmt.Sprint("K", i)}}, got)
+	}
+	hits, _ := c.Stats()
+	require.LessOrEqual(t, hits, int64(1+1+10), "row 0, row 999 and at most ten of the rest")
 }
 
 // A read that overlaps a write of the same row must not leave what it
@@ -183,14 +192,16 @@ func TestCachedClearForgetsEverything(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, [][]string{nil, nil}, got)
 	require.Equal(t, 0, f.asked)
-	// Five rows overflow a cache of four: the oldest leaves, and rows it
-	// does not hold are asked for again.
+	// Five rows overflow a cache of four: one of them leaves, and from
+	// then on rows the cache does not hold are asked for again.
+	var five [][]byte
 	for i := range 5 {
 		require.NoError(t, c.SetKeys(ctx, []statestore.Entry{{Entity: "e", Row: row(10 + i), Keys: []string{fmt.Sprint("K", i)}}}))
+		five = append(five, row(10+i))
 	}
-	got, err = c.Keys(ctx, "e", [][]byte{row(10)})
+	got, err = c.Keys(ctx, "e", five)
 	require.NoError(t, err)
-	require.Equal(t, [][]string{{"K0"}}, got)
+	require.Equal(t, [][]string{{"K0"}, {"K1"}, {"K2"}, {"K3"}, {"K4"}}, got)
 	require.Equal(t, 1, f.asked)
 }
 

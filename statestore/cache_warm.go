@@ -40,21 +40,21 @@ func (c *Cached) Warm(ctx context.Context, done func(WarmStats)) {
 		defer close(ready)
 		started := time.Now()
 		c.mu.Lock()
-		// put clears it when a generation it drops held rows.
+		// put clears it when it drops rows.
 		c.complete = true
 		c.mu.Unlock()
 		var rows int64
-		all, err := lister.ListKeys(ctx, 2*c.half, func(entity string, row []byte, keys []string) {
+		all, err := lister.ListKeys(ctx, c.rows, func(entity string, row []byte, keys []string) {
 			c.mu.Lock()
 			defer c.mu.Unlock()
-			c.put(cacheKey(entity, row), keys)
+			c.put(entity, row, keys)
 			rows++
 		})
 		c.mu.Lock()
 		if err != nil {
 			// What was listed is true of the index, but the cache
 			// starts as if it had not been.
-			c.cur, c.old = map[string][]string{}, map[string][]string{}
+			c.cur, c.old = newGen(c.seed), newGen(c.seed)
 			c.forgets++
 			rows = 0
 		}

@@ -366,13 +366,14 @@ type syncRun struct {
 	db                                           syncDB
 	dynafold, config, endpoint, dsn, table, work string
 	// state is the --state flags of a state in DynamoDB (none: local
-	// files under work).
-	state []string
+	// files under work); syncOnly flags that sync takes and its
+	// subcommands (cleanup) do not.
+	state, syncOnly []string
 }
 
 func (r *syncRun) flags() []string {
-	return append([]string{"--config", r.config, "--endpoint", r.endpoint, "--table", r.table, "--source-dsn", r.dsn,
-		"--writers", strconv.Itoa(r.o.writers)}, r.stateFlags()...)
+	return append(append([]string{"--config", r.config, "--endpoint", r.endpoint, "--table", r.table, "--source-dsn", r.dsn,
+		"--writers", strconv.Itoa(r.o.writers)}, r.stateFlags()...), r.syncOnly...)
 }
 
 // stateFlags say where the run's state is.

@@ -147,7 +147,8 @@ func (s *dynamoState) close(ctx context.Context) error {
 func (r *syncRun) withDynamoState(s *dynamoState) *syncRun {
 	d := *r
 	d.table = r.table + "_ds"
-	d.state = append(s.flags(), "--index-cache", strconv.Itoa(r.o.stateIndexCache))
+	d.state = s.flags()
+	d.syncOnly = []string{"--index-cache", strconv.Itoa(r.o.stateIndexCache)}
 	return &d
 }
 

@@ -85,7 +85,7 @@ saved; run again to resume).`,
 	f.String("on-source-reset", cdc.ResetStop, "when the slot is gone or invalidated, the binlog purged or the server another one: stop (exit 2, naming the fix) or resnapshot (load again from a new slot or position and delete what no row produces)")
 	f.String("heartbeat-table", "", "SCHEMA.TABLE (MySQL: DATABASE.TABLE) to upsert one row into every --heartbeat-every, created if missing: for managed servers where keepalives alone do not move an idle slot")
 	f.Duration("heartbeat-every", 30*time.Second, "how often the heartbeat row is written (with --heartbeat-table)")
-	f.Int("index-cache", statestore.DefaultCacheRows, "with --state dynamodb://: rows whose row-index entries are kept in memory (some 170 bytes each), so that a row changed again is not looked up in the state table; 0 keeps none")
+	f.Int("index-cache", statestore.DefaultCacheRows, "with --state dynamodb://: rows whose row-index entries are kept in memory (some 90 bytes each); the index is read into it when sync takes the state, and when it fits, no row is looked up in the state table after; 0 keeps none")
 	f.String("warn-retained-wal", "1GiB", "PostgreSQL: warn when the slot retains more WAL than this (or than half of max_slot_wal_keep_size)")
 	addServiceFlags(f)
 	addStateFlags(f)

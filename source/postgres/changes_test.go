@@ -84,3 +84,28 @@ func (c changes) Stream(ctx context.Context, from source.Position, needs []sourc
 	}
 	return st, nil
 }
+
+// Head leaves the WAL up to the position it returns flushed, so that a
+// walsender can send it at once: a record that is not a commit (here a
+// non-transactional logical message) is otherwise left unflushed until
+// the next commit or running-transactions record.
+func TestHeadFlushesTheWALUpToIt(t *testing.T) {
+	ctx := context.Background()
+	raw := testenv.NewPostgresDB(t)
+	dsn, err := source.ParseDSN("postgres", raw)
+	require.NoError(t, err)
+	src, err := postgres.Open(ctx, dsn, postgres.Options{MaxConns: 2})
+	require.NoError(t, err)
+	t.Cleanup(func() { src.Close() })
+	db, err := sql.Open("pgx", raw)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	_, err = db.ExecContext(ctx, "SELECT pg_logical_emit_message(false, 'dynafold-test', 'unflushed')")
+	require.NoError(t, err)
+	c := src.NewChanges("dft_head_unused", "dft_head_unused")
+	head, err := c.Head(ctx)
+	require.NoError(t, err)
+	var flushed string
+	require.NoError(t, db.QueryRowContext(ctx, "SELECT pg_current_wal_flush_lsn()::text").Scan(&flushed))
+	require.GreaterOrEqual(t, c.Compare(source.Position(flushed), head), 0, "flushed %s, head %s", flushed, head)
+}

@@ -292,11 +292,29 @@ func (c *Changes) abandonUnfinished(ctx context.Context, activePID *int32) error
 // the call ends at or before it. It is the insert position, not
 // pg_current_wal_lsn() (the write position), which lags behind commits made
 // with synchronous_commit = off until the WAL writer catches up.
+//
+// The WAL up to it is then flushed, by the commit of a transaction that
+// writes only an empty logical decoding message (which the publication
+// does not stream). A walsender sends only flushed WAL, and the WAL
+// writer leaves a partial page of records that are not commits (the
+// pruning of pages that sync's own reads did, say) unflushed until the
+// next commit or the next running-transactions record, up to 15 s later:
+// sync --until-caught-up then waited that long for WAL that holds no
+// change. A transaction that wrote WAL commits with a flush under
+// synchronous_commit = on; one that only took a transaction id would not.
+// Where the transaction cannot be run, the position is returned alone.
 func (c *Changes) Head(ctx context.Context) (source.Position, error) {
 	var lsn string
 	if err := c.src.pool.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&lsn); err != nil {
 		return "", fmt.Errorf("reading the current WAL position: %w", c.src.dsn.RedactError(err))
 	}
+	_ = pgx.BeginFunc(ctx, c.src.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL synchronous_commit = on"); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, "SELECT pg_logical_emit_message(true, 'dynafold', '')")
+		return err
+	})
 	return source.Position(lsn), nil
 }
 
