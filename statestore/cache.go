@@ -12,6 +12,11 @@ import (
 // 23 MB.
 const DefaultCacheRows = 250_000
 
+// CacheRowBudget is the memory a cached row may take at most, in bytes,
+// with room for the maps' and slices' growth: what sync adds to its soft
+// memory limit per row of --index-cache.
+const CacheRowBudget = 160
+
 // Cached keeps in memory the row-index entries a sync has read or
 // written, in front of a store that nothing else writes while this sync
 // holds it: DynamoDB, under the lease (a sync that loses the lease stops
