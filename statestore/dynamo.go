@@ -261,7 +261,7 @@ func (d *Dynamo) batchGet(ctx context.Context, pks []string) (map[string][]strin
 // a request, so at some 130 bytes an entry it costs about one
 // thirtieth of the read units of reading the rows one by one (a
 // consistent read of an item costs a whole unit), and against dynalite
-// it serves about seven times the rows a second (figures in
+// it serves about four times the rows a second (figures in
 // docs/sync-state.md). In a state table that many syncs share it reads
 // theirs too and filters them out, so it also stops once it has read
 // twice limit items of the table: a listing costs at most that.
