@@ -91,6 +91,15 @@ func (f *fuzzer) quoteAll(cols []string) string {
 	return strings.Join(q, ", ")
 }
 
+// qualified is cols, each named with its table, for a comma list.
+func (f *fuzzer) qualified(table string, cols []string) string {
+	q := make([]string, len(cols))
+	for i, c := range cols {
+		q[i] = f.d.quote(table) + "." + f.d.quote(c)
+	}
+	return strings.Join(q, ", ")
+}
+
 // pick reads cols of a row of t chosen by the seed: the first row at or
 // after a key drawn from the keys the table has had, by an index seek.
 // (Counting rows and skipping to the k-th costs the table's size on every
@@ -101,7 +110,12 @@ func (f *fuzzer) pick(ctx context.Context, s *session, t *table, cols []string) 
 		texts[i] = f.d.text(c)
 	}
 	q := fmt.Sprintf("SELECT %s FROM %s", strings.Join(texts, ", "), f.d.quote(t.name))
-	order := fmt.Sprintf(" ORDER BY %s LIMIT 1", f.quoteAll(t.pk))
+	// The key columns are named with their table: bare, PostgreSQL takes
+	// them for the selected texts of the same names ("id"::text is
+	// output as id), sorts every row at or after the bound by its text
+	// and cannot walk the key's index, which made each pick read the
+	// table and the 1,000,000-row transaction quadratic.
+	order := fmt.Sprintf(" ORDER BY %s LIMIT 1", f.qualified(t.name, t.pk))
 	var rows [][]*string
 	var err error
 	if keys := f.known[t.name]; len(keys) > 0 {
