@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/dynafold/dynafold/internal/peakrss"
 )
 
 // measured is what one child process cost.
@@ -25,24 +27,39 @@ type measured struct {
 }
 
 // runMeasured runs a command to completion and reads its resource usage
-// from the kernel (getrusage of the child), so the figures are the
-// process's own, not the benchmark's.
+// from the kernel, so the figures are the process's own, not the
+// benchmark's: CPU from the child's rusage, peak RSS from its own VmHWM
+// (the rusage's maxrss carries the benchmark's memory: see peakrss).
 func runMeasured(ctx context.Context, env []string, name string, args ...string) (*measured, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	err := cmd.Run()
-	m := &measured{Wall: time.Since(start).Seconds(), Stdout: stdout.String(), Stderr: stderr.String()}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		m.CPU = tv(ru.Utime) + tv(ru.Stime)
-		m.PeakRSS = ru.Maxrss * 1024 // kilobytes on Linux
+	var peak int64
+	err := cmd.Start()
+	if err == nil {
+		w := peakrss.Start(cmd.Process.Pid)
+		err = cmd.Wait()
+		peak = w.Stop()
 	}
+	m := measuredOf(cmd, start, &stdout, &stderr)
+	m.PeakRSS = peak
 	if err != nil {
 		return m, fmt.Errorf("%s %v: %w\n%s%s", filepath.Base(name), args, err, m.Stdout, m.Stderr)
 	}
 	return m, nil
+}
+
+// measuredOf is what a finished command cost, its peak RSS aside.
+func measuredOf(cmd *exec.Cmd, start time.Time, stdout, stderr *bytes.Buffer) *measured {
+	m := &measured{Wall: time.Since(start).Seconds(), Stdout: stdout.String(), Stderr: stderr.String()}
+	if cmd.ProcessState != nil {
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			m.CPU = tv(ru.Utime) + tv(ru.Stime)
+		}
+	}
+	return m
 }
 
 func tv(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/dynafold/dynafold/internal/peakrss"
 )
 
 // cli runs dynafold as an operator does: sync in the background, and
@@ -32,20 +34,26 @@ type cli struct {
 	syncRSS atomic.Int64
 }
 
-// noteRSS records a finished sync process's peak RSS.
-func (c *cli) noteRSS(ps *os.ProcessState) {
-	if ps == nil {
-		return
-	}
-	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-		rss := ru.Maxrss * 1024 // kilobytes on Linux
-		for {
-			cur := c.syncRSS.Load()
-			if rss <= cur || c.syncRSS.CompareAndSwap(cur, rss) {
-				return
-			}
+// noteRSS records a finished sync process's peak RSS, in bytes, read
+// from the process itself while it ran (peakrss: the rusage's maxrss
+// would carry the fuzzer's own memory, its oracle's items included).
+func (c *cli) noteRSS(rss int64) {
+	for {
+		cur := c.syncRSS.Load()
+		if rss <= cur || c.syncRSS.CompareAndSwap(cur, rss) {
+			return
 		}
 	}
+}
+
+// wait waits for cmd, started, and notes its peak RSS when it is a sync.
+func (c *cli) wait(cmd *exec.Cmd, sync bool) error {
+	w := peakrss.Start(cmd.Process.Pid)
+	err := cmd.Wait()
+	if peak := w.Stop(); sync {
+		c.noteRSS(peak)
+	}
+	return err
 }
 
 func (c *cli) command(ctx context.Context, args ...string) *exec.Cmd {
@@ -78,9 +86,9 @@ func (c *cli) run(ctx context.Context, args ...string) (int, string, error) {
 	cmd := c.command(ctx, append(args, flags...)...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	if args[0] == "sync" {
-		c.noteRSS(cmd.ProcessState)
+	err := cmd.Start()
+	if err == nil {
+		err = c.wait(cmd, args[0] == "sync")
 	}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
@@ -141,8 +149,7 @@ func (c *cli) startSync(extra ...string) (*background, error) {
 		return nil, err
 	}
 	go func() {
-		bg.err = bg.cmd.Wait()
-		c.noteRSS(bg.cmd.ProcessState)
+		bg.err = c.wait(bg.cmd, true)
 		close(bg.done)
 	}()
 	return bg, nil
