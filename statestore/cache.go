@@ -71,7 +71,7 @@ func NewCached(store Store, rows int) Store {
 	ready := make(chan struct{})
 	close(ready)
 	seed := maphash.MakeSeed()
-	return &Cached{Store: store, rows: rows, ready: ready, seed: seed, cur: newGen(seed), old: newGen(seed)}
+	return &Cached{Store: store, rows: rows, ready: ready, seed: seed, cur: newGen(), old: newGen()}
 }
 
 // Keys answers what the cache holds and asks the store for the rest.
@@ -84,7 +84,7 @@ func (c *Cached) Keys(ctx context.Context, entity string, rows [][]byte) ([][]st
 	var at []int
 	c.mu.Lock()
 	for i, r := range rows {
-		if keys, ok := c.lookup(entity, r); ok || c.complete {
+		if keys, ok := c.lookup(newRowRef(c.seed, entity, r)); ok || c.complete {
 			out[i] = keys
 			continue
 		}
@@ -109,8 +109,8 @@ func (c *Cached) Keys(ctx context.Context, entity string, rows [][]byte) ([][]st
 		out[i] = got[j]
 		// A row written while it was read is in the cache already, newer
 		// than what was read.
-		if r := missing[j]; keep && !c.cur.has(entity, r) && !c.old.has(entity, r) {
-			c.put(entity, r, got[j])
+		if r := newRowRef(c.seed, entity, missing[j]); keep && !c.cur.has(r) && !c.old.has(r) {
+			c.put(r, got[j])
 		}
 	}
 	return out, nil
@@ -126,14 +126,15 @@ func (c *Cached) SetKeys(ctx context.Context, entries []Entry) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, e := range entries {
+		r := newRowRef(c.seed, e.Entity, e.Row)
 		if err != nil {
-			c.cur.del(e.Entity, e.Row)
-			c.old.del(e.Entity, e.Row)
+			c.cur.del(r)
+			c.old.del(r)
 			c.forgets++
 			c.complete = false
 			continue
 		}
-		c.put(e.Entity, e.Row, e.Keys)
+		c.put(r, e.Keys)
 	}
 	return err
 }
@@ -145,7 +146,7 @@ func (c *Cached) ClearKeys(ctx context.Context) error {
 		return err
 	}
 	c.mu.Lock()
-	c.cur, c.old = newGen(c.seed), newGen(c.seed)
+	c.cur, c.old = newGen(), newGen()
 	c.forgets++
 	c.complete = false
 	c.mu.Unlock()
@@ -169,30 +170,30 @@ func (c *Cached) Unwrap() Store { return c.Store }
 
 // lookup finds the row in either generation, moving an old entry to the
 // current one. Callers hold mu.
-func (c *Cached) lookup(entity string, row []byte) ([]string, bool) {
-	if keys, ok := c.cur.get(entity, row); ok {
+func (c *Cached) lookup(r rowRef) ([]string, bool) {
+	if keys, ok := c.cur.get(r); ok {
 		return keys, true
 	}
-	keys, ok := c.old.get(entity, row)
+	keys, ok := c.old.get(r)
 	if ok {
-		c.old.del(entity, row)
-		c.put(entity, row, keys)
+		c.old.del(r)
+		c.put(r, keys)
 	}
 	return keys, ok
 }
 
 // put records the row's keys in the current generation, making room
 // first when the cache is full. Callers hold mu.
-func (c *Cached) put(entity string, row []byte, keys []string) {
-	if !c.cur.has(entity, row) && !c.old.has(entity, row) && c.cur.len()+c.old.len() >= c.rows {
+func (c *Cached) put(r rowRef, keys []string) {
+	if !c.cur.has(r) && !c.old.has(r) && c.cur.len()+c.old.len() >= c.rows {
 		c.makeRoom()
 	}
-	if c.cur.set(entity, row, keys) {
+	if c.cur.set(r, keys) {
 		// Another row had the same hash: it is no longer held.
 		c.forgets++
 		c.complete = false
 	}
-	c.old.del(entity, row)
+	c.old.del(r)
 }
 
 // makeRoom drops a sixteenth of the cache's rows (at least one) from the
@@ -200,7 +201,7 @@ func (c *Cached) put(entity string, row []byte, keys []string) {
 // old one is empty. Callers hold mu.
 func (c *Cached) makeRoom() {
 	if c.old.len() == 0 {
-		c.old, c.cur = c.cur, newGen(c.seed)
+		c.old, c.cur = c.cur, newGen()
 	}
 	c.old.drop(max(c.rows/16, 1))
 	c.forgets++

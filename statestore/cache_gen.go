@@ -19,39 +19,45 @@ import (
 // in the slice as dead bytes until they outweigh the live ones, when the
 // live entries are copied to a new slice.
 type gen struct {
-	seed maphash.Seed
 	at   map[uint64]int
 	data []byte
 	dead int
 }
 
-func newGen(seed maphash.Seed) *gen { return &gen{seed: seed, at: map[uint64]int{}} }
+func newGen() *gen { return &gen{at: map[uint64]int{}} }
 
 func (g *gen) len() int { return len(g.at) }
 
-func (g *gen) hash(entity string, row []byte) uint64 {
+// rowRef is a row and its hash, computed once for every generation it is
+// looked for in (they share the seed).
+type rowRef struct {
+	entity string
+	row    []byte
+	h      uint64
+}
+
+func newRowRef(seed maphash.Seed, entity string, row []byte) rowRef {
 	var h maphash.Hash
-	h.SetSeed(g.seed)
+	h.SetSeed(seed)
 	_, _ = h.WriteString(entity)
 	_ = h.WriteByte(0)
 	_, _ = h.Write(row)
-	return h.Sum64()
+	return rowRef{entity: entity, row: row, h: h.Sum64()}
 }
 
-// find returns the offset of the row's entry and the row's hash; ok is
-// false when the generation does not hold the row (another row may hold
-// its hash).
-func (g *gen) find(entity string, row []byte) (off int, h uint64, ok bool) {
-	h = g.hash(entity, row)
-	off, ok = g.at[h]
+// find returns the offset of the row's entry; ok is false when the
+// generation does not hold the row (another row may hold its hash).
+func (g *gen) find(r rowRef) (off int, ok bool) {
+	off, ok = g.at[r.h]
 	if !ok {
-		return 0, h, false
+		return 0, false
 	}
 	name, _ := g.field(off)
-	if len(name) != len(entity)+1+len(row) || string(name[:len(entity)]) != entity || name[len(entity)] != 0 || !bytes.Equal(name[len(entity)+1:], row) {
-		return 0, h, false
+	n := len(r.entity)
+	if len(name) != n+1+len(r.row) || string(name[:n]) != r.entity || name[n] != 0 || !bytes.Equal(name[n+1:], r.row) {
+		return 0, false
 	}
-	return off, h, true
+	return off, true
 }
 
 // field returns the length-prefixed bytes at p and the offset after them.
@@ -89,13 +95,13 @@ func (g *gen) end(off int) int {
 	return p
 }
 
-func (g *gen) has(entity string, row []byte) bool {
-	_, _, ok := g.find(entity, row)
+func (g *gen) has(r rowRef) bool {
+	_, ok := g.find(r)
 	return ok
 }
 
-func (g *gen) get(entity string, row []byte) ([]string, bool) {
-	off, _, ok := g.find(entity, row)
+func (g *gen) get(r rowRef) ([]string, bool) {
+	off, ok := g.find(r)
 	if !ok {
 		return nil, false
 	}
@@ -104,15 +110,15 @@ func (g *gen) get(entity string, row []byte) ([]string, bool) {
 
 // set records the row's keys. displaced says another row that shared the
 // row's hash left the generation for it.
-func (g *gen) set(entity string, row []byte, keys []string) (displaced bool) {
-	_, h, ok := g.find(entity, row)
-	if old, taken := g.at[h]; taken {
+func (g *gen) set(r rowRef, keys []string) (displaced bool) {
+	_, ok := g.find(r)
+	if old, taken := g.at[r.h]; taken {
 		g.dead += g.end(old) - old
 		displaced = !ok
 	}
-	g.at[h] = len(g.data)
-	g.data = binary.AppendUvarint(g.data, uint64(len(entity)+1+len(row)))
-	g.data = append(append(append(g.data, entity...), 0), row...)
+	g.at[r.h] = len(g.data)
+	g.data = binary.AppendUvarint(g.data, uint64(len(r.entity)+1+len(r.row)))
+	g.data = append(append(append(g.data, r.entity...), 0), r.row...)
 	g.data = binary.AppendUvarint(g.data, uint64(len(keys)))
 	for _, k := range keys {
 		g.data = binary.AppendUvarint(g.data, uint64(len(k)))
@@ -125,13 +131,13 @@ func (g *gen) set(entity string, row []byte, keys []string) (displaced bool) {
 }
 
 // del removes the row's entry, if the generation holds it.
-func (g *gen) del(entity string, row []byte) {
-	off, h, ok := g.find(entity, row)
+func (g *gen) del(r rowRef) {
+	off, ok := g.find(r)
 	if !ok {
 		return
 	}
 	g.dead += g.end(off) - off
-	delete(g.at, h)
+	delete(g.at, r.h)
 }
 
 // drop removes up to n entries, whichever the map yields first.

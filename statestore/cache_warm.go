@@ -47,14 +47,14 @@ func (c *Cached) Warm(ctx context.Context, done func(WarmStats)) {
 		all, err := lister.ListKeys(ctx, c.rows, func(entity string, row []byte, keys []string) {
 			c.mu.Lock()
 			defer c.mu.Unlock()
-			c.put(entity, row, keys)
+			c.put(newRowRef(c.seed, entity, row), keys)
 			rows++
 		})
 		c.mu.Lock()
 		if err != nil {
 			// What was listed is true of the index, but the cache
 			// starts as if it had not been.
-			c.cur, c.old = newGen(c.seed), newGen(c.seed)
+			c.cur, c.old = newGen(), newGen()
 			c.forgets++
 			rows = 0
 		}

@@ -2,6 +2,7 @@ package peakrss
 
 import (
 	"os/exec"
+	"runtime"
 	"syscall"
 	"testing"
 
@@ -25,5 +26,5 @@ func TestWatchMeasuresTheChildNotItsParent(t *testing.T) {
 	require.Positive(t, peak)
 	require.Less(t, peak, int64(50<<20), "sleep itself is a few MB")
 	require.Greater(t, ru.Maxrss*1024, int64(len(held)), "the rusage carries the parent's memory")
-	held[0] = 2
+	runtime.KeepAlive(held)
 }
