@@ -205,6 +205,47 @@ func resume(f *fixture) {
 	require.Equal(f.t, []int64{3, 4, 5}, ids, "the transactions after the confirmed one, once each")
 }
 
+// A stream started again while a large transaction on a table it does not
+// read stays open: PostgreSQL keeps the slot's restart position before the
+// oldest open transaction, so every start reads that transaction's log
+// again before it reaches the confirmed position. Positions reported
+// meanwhile are never below the stream's start nor below what it has
+// delivered (reader checks both), and each start delivers exactly the
+// transaction committed since.
+func restartsBehindOpenTxn(f *fixture) {
+	f.exec("CREATE TABLE other (id int PRIMARY KEY, body varchar(1000))")
+	// After the reader exists: PostgreSQL creates a slot only once the
+	// transactions open then have ended.
+	cs, r := f.start()
+	open, err := f.s.DB.BeginTx(f.ctx, nil)
+	require.NoError(f.t, err)
+	defer open.Rollback()
+	body := strings.Repeat("x", 1000)
+	for batch := range 100 {
+		var rows []string
+		for i := range 100 {
+			rows = append(rows, fmt.Sprintf("(%d, '%s')", batch*100+i, body))
+		}
+		_, err := open.ExecContext(f.ctx, "INSERT INTO other VALUES "+strings.Join(rows, ", "))
+		require.NoError(f.t, err)
+	}
+	needs := f.needs()
+	for i := 1; i <= 4; i++ {
+		f.exec(fmt.Sprintf("INSERT INTO items VALUES (%d, 'row', %d)", i, i))
+		got := r.drain()
+		require.Len(f.t, got, 1, "start %d delivers the one transaction committed since", i)
+		require.Equal(f.t, int64(i), f.only(got[0]).New["id"].I)
+		saved := got[0].End
+		r.st.Confirm(saved)
+		require.NoError(f.t, r.st.Close())
+		require.NoError(f.t, cs.Close())
+		cs = f.open()
+		_, err := cs.Prepare(f.ctx, needs, saved)
+		require.NoError(f.t, err)
+		r = f.stream(cs, saved, needs)
+	}
+}
+
 // With nothing committed the stream reports idle positions; a transaction
 // on a table the stream does not read is not delivered but moves the idle
 // position past it; an idle position after a transaction is at or past

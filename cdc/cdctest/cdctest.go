@@ -62,6 +62,7 @@ func Run(t *testing.T, open func(t *testing.T) Subject) {
 		{"RolledBackTransactionLeavesNoTrace", rollback},
 		{"PositionsAreOrdered", positions},
 		{"ResumeFromConfirmedDeliversExactlyTheRest", resume},
+		{"RestartsBehindAnOpenTransactionNeverGoBack", restartsBehindOpenTxn},
 		{"IdleMeansEverythingBeforeWasDelivered", idle},
 		{"SchemaEventsForMappedColumnsOnly", schemaEvents},
 		{"TruncateIsAChange", truncate},

@@ -54,6 +54,7 @@ func (r *reader) next() source.Event {
 
 func (r *reader) seen(pos source.Position) {
 	r.f.t.Helper()
+	require.GreaterOrEqual(r.f.t, r.cs.Compare(pos, r.from), 0, "position %s comes after the stream's start %s", pos, r.from)
 	if r.last != "" {
 		require.GreaterOrEqual(r.f.t, r.cs.Compare(pos, r.last), 0, "position %s comes after %s", pos, r.last)
 	}

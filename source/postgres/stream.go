@@ -83,7 +83,7 @@ func (c *Changes) Stream(ctx context.Context, from source.Position, needs []sour
 	for i := range needs {
 		d.needs[canonical(needs[i].Table.Ref)] = &needs[i]
 	}
-	go s.run(sctx, d)
+	go s.run(sctx, d, start)
 	return s, nil
 }
 
@@ -192,7 +192,14 @@ func (s *Stream) fail(err error) {
 
 // run receives replication messages until the context ends, assembling
 // transactions and reporting the confirmed position.
-func (s *Stream) run(ctx context.Context, d *decoder) {
+//
+// floor is the latest position the stream has reported, starting at the
+// position it streams after. A keepalive below it is not reported as idle:
+// a walsender starts its sent position at the slot's confirmed position
+// and then moves it back to the slot's restart position, re-reading the
+// WAL between them, so its first keepalives can report positions that go
+// backwards, below transactions it has already delivered.
+func (s *Stream) run(ctx context.Context, d *decoder, floor pglogrepl.LSN) {
 	defer close(s.done)
 	defer close(s.events)
 	defer s.conn.Close(context.Background())
@@ -249,7 +256,8 @@ func (s *Stream) run(ctx context.Context, d *decoder) {
 				if ka.ReplyRequested {
 					nextStatus = time.Time{}
 				}
-				if txn == nil {
+				if txn == nil && ka.ServerWALEnd >= floor {
+					floor = ka.ServerWALEnd
 					if !s.send(ctx, source.Event{Idle: source.Position(ka.ServerWALEnd.String())}) {
 						return
 					}
@@ -267,6 +275,9 @@ func (s *Stream) run(ctx context.Context, d *decoder) {
 				if err != nil {
 					s.fail(err)
 					return
+				}
+				if d.end > floor {
+					floor = d.end
 				}
 				for _, ev := range evs {
 					send := s.send
@@ -319,6 +330,8 @@ type decoder struct {
 	types map[source.TableRef]map[string]uint32
 	rels  map[uint32]*relation
 	m     *pgtype.Map
+	// end is the end of the last transaction decoded.
+	end pglogrepl.LSN
 }
 
 // message decodes one pgoutput message into the events it completes.
@@ -336,6 +349,7 @@ func (d *decoder) message(xld pglogrepl.XLogData, txn **source.Txn) ([]source.Ev
 		if t == nil {
 			return nil, nil
 		}
+		d.end = m.TransactionEndLSN
 		t.End = source.Position(m.TransactionEndLSN.String())
 		t.Commit = m.CommitTime
 		return []source.Event{{Txn: t}}, nil
