@@ -14,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/require"
+
+	"github.com/dynafold/dynafold/internal/ownbody"
 )
 
 // testTable is the table most tests write to.
@@ -37,6 +39,7 @@ func newClient(url string) *dynamodb.Client {
 	}, func(o *dynamodb.Options) {
 		o.BaseEndpoint = aws.String(url)
 		o.RetryMaxAttempts = 1
+		o.HTTPClient = ownbody.New()
 	})
 }
 

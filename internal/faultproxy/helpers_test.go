@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynafold/dynafold/internal/ddbnoop"
+	"github.com/dynafold/dynafold/internal/ownbody"
 )
 
 // endpointEnv names the DynamoDB-compatible server (dynalite) that
@@ -51,6 +52,7 @@ func newClient(url string) *dynamodb.Client {
 	}, func(o *dynamodb.Options) {
 		o.BaseEndpoint = aws.String(url)
 		o.RetryMaxAttempts = 1
+		o.HTTPClient = ownbody.New()
 	})
 }
 
