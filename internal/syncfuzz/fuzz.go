@@ -437,6 +437,26 @@ func (f *fuzzer) run(ctx context.Context) error {
 	return nil
 }
 
+// verifyDifferences is verify's exit code when it found differences
+// (docs/operations.md).
+const verifyDifferences = 3
+
+// verifyOutcome reads the oracle's verify: the differences it printed, or
+// an error when it could not check at all (dynalite out of memory, a
+// refused connection). That failure says nothing about sync, and reported
+// as a divergence with no diverging item it would send its reader hunting
+// for a bug: it is the harness's (exit 2).
+func verifyOutcome(code int, out string) (string, error) {
+	switch code {
+	case 0:
+		return "", nil
+	case verifyDifferences:
+		return tail(out, 30), nil
+	default:
+		return "", fmt.Errorf("dynafold verify could not check (exit %d), which is not a divergence:\n%s", code, tail(out, 20))
+	}
+}
+
 // check stops sync, lets it catch up, and compares.
 func (f *fuzzer) check(ctx context.Context, c *cli, or *oracle, bg *background, table string, phase, op int) (*Divergence, error) {
 	started := time.Now()
@@ -470,10 +490,12 @@ func (f *fuzzer) check(ctx context.Context, c *cli, or *oracle, bg *background, 
 	}
 	d := or.compare(want, got)
 	d.Phase, d.Op = phase, op
-	if code, out, err := c.run(ctx, "verify"); err != nil {
+	code, out, err = c.run(ctx, "verify")
+	if err != nil {
 		return nil, err
-	} else if code != 0 {
-		d.Verify = tail(out, 30)
+	}
+	if d.Verify, err = verifyOutcome(code, out); err != nil {
+		return nil, err
 	}
 	f.res.Items += len(want)
 	f.printf("phase %d/%d: %d operations, %d statements (%d operations failed), %d transactions committed, %d rolled back; caught up in %.1fs; %d items compared",

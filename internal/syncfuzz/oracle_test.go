@@ -3,6 +3,7 @@ package syncfuzz
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -33,4 +34,21 @@ func TestOracleFindsEveryKindOfDivergence(t *testing.T) {
 	d = o.compare(map[string]string{"a": "A", "b": "B"}, map[string]string{"a": "A", "b": "B"})
 	require.True(t, d.empty())
 	require.False(t, o.gone["b"])
+}
+
+// Only verify's "differences found" is a divergence; verify failing to
+// check at all is the harness's error, and exit 0 adds nothing.
+func TestVerifyOutcome(t *testing.T) {
+	out, err := verifyOutcome(0, "ok")
+	require.NoError(t, err)
+	assert.Empty(t, out)
+
+	out, err = verifyOutcome(verifyDifferences, "1 item differs: PK=P#1")
+	require.NoError(t, err)
+	assert.Contains(t, out, "PK=P#1")
+
+	out, err = verifyOutcome(1, "connection refused")
+	require.ErrorContains(t, err, "exit 1")
+	require.ErrorContains(t, err, "connection refused")
+	assert.Empty(t, out)
 }
