@@ -260,11 +260,16 @@ func (r *round) derive(ctx context.Context, rd source.Reader, ep *mapping.Entity
 	}
 	nkey := len(ep.Query.Key)
 	found := map[string]*derived{}
+	// Items are built as migrate builds them: encoded once from their
+	// attributes, which come from the arena's blocks, instead of a map of
+	// single allocations the writer encodes later. A block lives as long
+	// as an item built from it, the round's writes included.
+	var arena mapping.Arena
 	for chunk := range slices.Chunk(keys, readChunk) {
 		err := rd.ReadKeys(ctx, ep.Query, nests, chunk, func(row value.Row, nested [][]value.Row) error {
 			k := rowKey(row[:nkey])
 			d := &derived{entity: ep, key: k}
-			items, err := ep.BuildNested(row, nested, nil, nil)
+			items, err := ep.BuildNested(row, nested, nil, &arena)
 			if err != nil {
 				if perr := r.e.rowFailed(ep, row, err); perr != nil {
 					return perr
@@ -304,7 +309,11 @@ type put struct {
 // claim is the items rows put, by item key, each recorded in r.owners as
 // its row's; two rows putting one key is an error naming both.
 func (r *round) claim(rows []*derived) (map[string]put, error) {
-	puts := map[string]put{}
+	n := 0
+	for _, d := range rows {
+		n += len(d.items)
+	}
+	puts := make(map[string]put, n)
 	for _, d := range rows {
 		id := hashOf(d.entity.Name, string(d.key))
 		for i := range d.items {

@@ -33,8 +33,10 @@ type app struct {
 	log     *slog.Logger
 	// stop is closed on the first SIGINT/SIGTERM (see signals.go).
 	stop <-chan struct{}
-	// profile is the open CPU profile, when --cpuprofile is set.
-	profile *os.File
+	// profile is the open CPU profile, when --cpuprofile is set;
+	// memProfile the path of the allocation profile written at exit.
+	profile    *os.File
+	memProfile string
 	// parsed is set once cobra has parsed the command line: an error
 	// before that (unknown command or flag, bad arguments) is invalid usage.
 	parsed bool
@@ -54,6 +56,15 @@ func (a *app) stopProfile() {
 		pprof.StopCPUProfile()
 		a.profile.Close()
 		a.profile = nil
+	}
+	if a.memProfile != "" {
+		// Every allocation since the start, sampled (pprof -sample_index
+		// alloc_space shows what the collector had to clear up).
+		if f, err := os.Create(a.memProfile); err == nil {
+			_ = pprof.Lookup("allocs").WriteTo(f, 0)
+			f.Close()
+		}
+		a.memProfile = ""
 	}
 }
 
@@ -140,6 +151,8 @@ found · 4 interrupted (checkpoint saved, resumable) · 5 finished with rejected
 	pf.Int("source-attempts", 5, "attempts to connect to a source that cannot be reached, with backoff (about 7 s for 5)")
 	pf.String("cpuprofile", "", "write a CPU profile to this file (for development)")
 	_ = pf.MarkHidden("cpuprofile")
+	pf.String("memprofile", "", "write an allocation profile to this file at exit (for development)")
+	_ = pf.MarkHidden("memprofile")
 	root.AddCommand(a.tableCommand(), a.migrateCommand(), a.exportCommand(), a.syncCommand(), a.planCommand(), a.verifyCommand(), a.diffCommand(), a.dumpCommand(), a.patternsCommand(), a.designCommand(), a.versionCommand())
 	root.Version = strings.TrimSuffix(versionInfo(), "\n")
 	root.SetVersionTemplate("{{.Version}}\n")
@@ -168,6 +181,7 @@ func (a *app) setup(cmd *cobra.Command) error {
 			return err
 		}
 	}
+	a.memProfile = a.v.GetString("memprofile")
 	switch out := a.v.GetString("output"); out {
 	case "text", "json", "markdown":
 		if allowed, ok := cmd.Annotations[outputsAnnotation]; ok && !slices.Contains(strings.Split(allowed, ","), out) {
