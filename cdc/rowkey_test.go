@@ -41,3 +41,28 @@ func TestPickNeedsEveryColumn(t *testing.T) {
 	_, ok = pick(nil, []string{"id"})
 	require.False(t, ok)
 }
+
+// A slice's keys are read in the order of their encodings: integers in
+// numeric order, texts of one length in their text's order, so that an IN
+// list reads neighbouring rows.
+func TestOrderedKeepsNeighboursTogether(t *testing.T) {
+	ints := affected{}
+	for _, n := range []int64{100, 9, 2, 10, 11} {
+		ints.add(nil, []value.Value{{Kind: value.Int, I: n}})
+	}
+	var got []int64
+	for _, k := range ordered(ints[nil]) {
+		got = append(got, k[0].I)
+	}
+	require.Equal(t, []int64{2, 9, 10, 11, 100}, got)
+
+	texts := affected{}
+	for _, s := range []string{"Db7n2d1", "Db3n1d2", "Db3n1d1", "Db7n1d1"} {
+		texts.add(nil, []value.Value{{Kind: value.String, S: s}})
+	}
+	var names []string
+	for _, k := range ordered(texts[nil]) {
+		names = append(names, k[0].S)
+	}
+	require.Equal(t, []string{"Db3n1d1", "Db3n1d2", "Db7n1d1", "Db7n2d1"}, names)
+}

@@ -30,6 +30,7 @@ type syncOptions struct {
 	bigTxnRows            int
 	lagRate               int
 	lagConns              int
+	lagSyncCommit         bool
 	lagSeconds            int
 	writers               int
 	reconnects            int
@@ -140,6 +141,7 @@ func syncBenchCommand() *cobra.Command {
 	f.IntVar(&o.bigTxnRows, "big-txn-rows", 1_000_000, "rows inserted by the one transaction of the large-transaction run (0 to skip)")
 	f.IntVar(&o.lagRate, "lag-rate", 10_000, "single-row transactions per second committed in the lag run")
 	f.IntVar(&o.lagConns, "lag-conns", 8, "sessions committing in the lag run")
+	f.BoolVar(&o.lagSyncCommit, "lag-synchronous-commit", false, "PostgreSQL: commit the lag run's transactions with synchronous_commit on (the server's default) instead of the test server's off")
 	f.IntVar(&o.lagSeconds, "lag-seconds", 30, "length of the lag run")
 	f.IntVar(&o.writers, "writers", 8, "dynafold --writers")
 	f.IntVar(&o.reconnects, "reconnects", 5, "source outages in the reconnect run (0 to skip)")
@@ -156,7 +158,7 @@ func syncBenchCommand() *cobra.Command {
 func syncBench(ctx context.Context, o syncOptions) error {
 	var dbs []syncDB
 	if o.pgDSN != "" {
-		dbs = append(dbs, pgBench{server: o.pgDSN})
+		dbs = append(dbs, pgBench{server: o.pgDSN, syncCommit: o.lagSyncCommit})
 	}
 	if o.mysqlDSN != "" {
 		dbs = append(dbs, myBench{server: o.mysqlDSN})

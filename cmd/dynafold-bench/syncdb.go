@@ -49,7 +49,12 @@ INSERT INTO "databases" SELECT %[6]s, %[5]s FROM %[1]s p, %[2]s s, %[3]s d;`,
 }
 
 // pgBench is PostgreSQL.
-type pgBench struct{ server string }
+type pgBench struct {
+	server string
+	// syncCommit commits the lag run's moves with synchronous_commit on
+	// (PostgreSQL's default) instead of the server's setting.
+	syncCommit bool
+}
 
 func (pgBench) name() string  { return "PostgreSQL" }
 func (pgBench) short() string { return "pg" }
@@ -122,10 +127,20 @@ func (b pgBench) settle(ctx context.Context, dsn string) error {
 	return b.exec(ctx, dsn, "VACUUM ANALYZE")
 }
 
-func (pgBench) mover(ctx context.Context, dsn string) (func(context.Context, string, string) error, func(), error) {
+func (b pgBench) mover(ctx context.Context, dsn string) (func(context.Context, string, string) error, func(), error) {
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		return nil, nil, err
+	}
+	// With synchronous_commit off (the test server's setting), a commit's
+	// WAL waits for the WAL writer (wal_writer_delay, 200 ms) before a
+	// walsender can send it; on, every commit flushes and wakes the
+	// walsender, which costs the server more CPU per commit.
+	if b.syncCommit {
+		if _, err := conn.Exec(ctx, "SET synchronous_commit = on"); err != nil {
+			conn.Close(context.Background())
+			return nil, nil, err
+		}
 	}
 	move := func(ctx context.Context, server, db string) error {
 		_, err := conn.Exec(ctx, `UPDATE "databases" SET server_id = $1 WHERE id = $2`, server, db)
