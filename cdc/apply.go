@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -232,10 +232,18 @@ const writeSlice = 4096
 // integers in numeric order, and keys of one length in their text's. The
 // encodings are m's own keys, so ordering costs no text rendered again.
 func ordered(m map[string][]value.Value) [][]value.Value {
-	encoded := slices.Sorted(maps.Keys(m))
-	out := make([][]value.Value, len(encoded))
-	for i, k := range encoded {
-		out[i] = m[k]
+	type entry struct {
+		encoded string
+		key     []value.Value
+	}
+	es := make([]entry, 0, len(m))
+	for k, v := range m {
+		es = append(es, entry{k, v})
+	}
+	slices.SortFunc(es, func(a, b entry) int { return strings.Compare(a.encoded, b.encoded) })
+	out := make([][]value.Value, len(es))
+	for i, e := range es {
+		out[i] = e.key
 	}
 	return out
 }
