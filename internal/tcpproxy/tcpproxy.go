@@ -8,7 +8,9 @@
 package tcpproxy
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"net"
 	"strconv"
 	"sync"
@@ -47,7 +49,8 @@ func StartOn(addr, target string) (*Proxy, error) {
 }
 
 // SetLatency delays every chunk the target sends by d before the client
-// gets it: each round trip to the server then takes at least d.
+// gets it: each round trip to the server then takes at least d, and a
+// stream of chunks arrives d late, not d a chunk late.
 func (p *Proxy) SetLatency(d time.Duration) { p.latency.Store(int64(d)) }
 
 // Addr is the proxy's host:port.
@@ -101,20 +104,10 @@ func (p *Proxy) track(cs ...net.Conn) bool {
 
 func (p *Proxy) pipe(dst, src net.Conn, fromTarget bool) {
 	defer p.wg.Done()
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			if d := time.Duration(p.latency.Load()); fromTarget && d > 0 {
-				time.Sleep(d)
-			}
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				break
-			}
-		}
-		if err != nil {
-			break
-		}
+	if fromTarget {
+		p.delayed(dst, src)
+	} else {
+		_, _ = io.Copy(dst, src)
 	}
 	// One side ended: end the other too, as a dead peer would.
 	dst.Close()
@@ -123,6 +116,39 @@ func (p *Proxy) pipe(dst, src net.Conn, fromTarget bool) {
 	delete(p.conns, src)
 	delete(p.conns, dst)
 	p.mu.Unlock()
+}
+
+// delayed forwards what src sends, each chunk the latency after it was
+// read. Chunks read while earlier ones wait are not held up by them: the
+// link has latency, as a long one does, not a lower bandwidth.
+func (p *Proxy) delayed(dst, src net.Conn) {
+	type chunk struct {
+		b   []byte
+		due time.Time
+	}
+	queue := make(chan chunk, 1024)
+	go func() {
+		defer close(queue)
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := src.Read(buf)
+			if n > 0 {
+				queue <- chunk{bytes.Clone(buf[:n]), time.Now().Add(time.Duration(p.latency.Load()))}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	for c := range queue {
+		time.Sleep(time.Until(c.due))
+		if _, err := dst.Write(c.b); err != nil {
+			src.Close() // ends the reader, which closes the queue
+			for range queue {
+			}
+			return
+		}
+	}
 }
 
 // reset drops every forwarded connection with a reset, not an orderly
