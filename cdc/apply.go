@@ -56,9 +56,16 @@ type round struct {
 	e      *engine
 	txns   []*source.Txn
 	counts Counters
+	// rejects serializes rows that cannot become items, which slices read
+	// at once may meet (rowFailed); indexReads the slices' reads of the
+	// row index (readOld).
+	rejects, indexReads sync.Mutex
 	// readTime and writeTime are how long the round read the source and
-	// wrote the table, for the debug log.
+	// wrote the table, for the debug log (readTime sums the slices' reads,
+	// which overlap when several connections read them); readers is how
+	// many connections read its slices.
 	readTime, writeTime time.Duration
+	readers             int
 	// owners maps each item key the round has put to the row that put it,
 	// across the round's slices: a key one row puts is never deleted as
 	// another row's old key, and two rows putting one key is an error.
@@ -143,60 +150,146 @@ func (r *round) matchJoins(ctx context.Context, rd source.Reader, aff affected, 
 }
 
 // rederive re-derives the rows of aff and writes them a slice at a time,
-// so that a change that fans out to a million rows holds a slice of them
-// in memory, not all; every slice reads the same snapshot, and the round's
-// position is confirmed only after the last. The next slice is read while
-// the last is written: the reads need only the snapshot, and the writes,
-// with the row index, stay in order. A slice's row-index entries are read
-// while its rows are read from the source: both need only the keys, and
-// no other slice of the round has those rows (an earlier round's writes
-// are all acknowledged before this one starts).
+// so that a change that fans out to a million rows holds a few slices of
+// them in memory, not all; every slice reads the same snapshot, and the
+// round's position is confirmed only after the last. Slices are read
+// ahead while earlier ones are written: the reads need only the snapshot,
+// and the writes, with the row index, stay in the slices' order. A
+// slice's row-index entries are read while its rows are read from the
+// source: both need only the keys, and no other slice of the round has
+// those rows (an earlier round's writes are all acknowledged before this
+// one starts). A source whose reader forks (PostgreSQL) reads several
+// slices at once, each over a connection of its own that imports the
+// round's snapshot.
 func (r *round) rederive(ctx context.Context, rd source.Reader, aff affected) error {
+	nrows, nslices := 0, 0
+	for _, keys := range aff {
+		nrows += len(keys)
+		nslices += (len(keys) + writeSlice - 1) / writeSlice
+	}
+	if nrows <= writeSlice {
+		// A round of one slice's rows, even spread over a few entities,
+		// reads them faster on its connection than it forks another.
+		nslices = 1
+	}
+	readers, err := r.forks(ctx, rd, nslices)
+	for _, f := range readers[1:] {
+		defer f.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("reading the source: %w", err)
+	}
+	r.readers = len(readers)
 	g, gctx := errgroup.WithContext(ctx)
-	ready := make(chan []*derived, 1)
+	// inOrder holds the slices being read, in order, for the writer; its
+	// capacity bounds how far reading runs ahead of writing.
+	inOrder := make(chan *sliceRead, len(readers))
+	work := make(chan *sliceRead)
 	g.Go(func() error {
-		defer close(ready)
+		defer close(inOrder)
+		defer close(work)
 		for _, ep := range r.e.plan.Entities {
 			keys := ordered(aff[ep])
 			delete(aff, ep) // the ordered keys are all that is needed now
 			for slice := range slices.Chunk(keys, writeSlice) {
-				started := time.Now()
-				rks := make([][]byte, len(slice))
-				for i, k := range slice {
-					rks[i] = rowKey(k)
-				}
-				old := r.readOld(gctx, ep, rks)
-				rows, err := r.derive(gctx, rd, ep, slice, rks)
-				olds, oerr := old()
-				if err != nil {
-					return err
-				}
-				if oerr != nil {
-					return fmt.Errorf("reading the row index: %w", oerr)
-				}
-				for i, d := range rows {
-					d.old = olds[i]
-				}
-				r.counts.RowsDerived += int64(len(rows))
-				r.readTime += time.Since(started)
-				select {
-				case ready <- rows:
-				case <-gctx.Done():
-					return gctx.Err()
+				s := &sliceRead{ep: ep, keys: slice, done: make(chan struct{})}
+				for _, ch := range []chan *sliceRead{inOrder, work} {
+					select {
+					case ch <- s:
+					case <-gctx.Done():
+						return gctx.Err()
+					}
 				}
 			}
 		}
 		return nil
 	})
+	for _, rd := range readers {
+		g.Go(func() error {
+			for s := range work {
+				started := time.Now()
+				s.rows, s.err = r.readSlice(gctx, rd, s.ep, s.keys)
+				s.took = time.Since(started)
+				close(s.done)
+				if s.err != nil {
+					return s.err
+				}
+			}
+			return nil
+		})
+	}
 	g.Go(func() error {
-		for rows := range ready {
-			if err := r.write(gctx, rows); err != nil {
+		for s := range inOrder {
+			select {
+			case <-s.done:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+			if s.err != nil {
+				return s.err
+			}
+			r.counts.RowsDerived += int64(len(s.rows))
+			r.readTime += s.took
+			if err := r.write(gctx, s.rows); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	return g.Wait()
+}
+
+// sliceRead is one slice of a round's rows of one entity, being read.
+type sliceRead struct {
+	ep   *mapping.EntityPlan
+	keys [][]value.Value
+	// done is closed once rows (or err) and took are set.
+	done chan struct{}
+	rows []*derived
+	err  error
+	took time.Duration
+}
+
+// forks is rd and, when the source can fork its reader and the round has
+// more than one slice, forks of it: one per slice read at once, up to the
+// readers the engine may use. The caller closes the forks (all but the
+// first), also those returned with an error.
+func (r *round) forks(ctx context.Context, rd source.Reader, nslices int) ([]source.Reader, error) {
+	out := []source.Reader{rd}
+	forker, ok := rd.(source.Forker)
+	if !ok {
+		return out, nil
+	}
+	for len(out) < min(nslices, r.e.opts.Readers) {
+		f, err := forker.Fork(ctx)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// readSlice reads a slice's rows from the source and their keys from the
+// row index, at once.
+func (r *round) readSlice(ctx context.Context, rd source.Reader, ep *mapping.EntityPlan, keys [][]value.Value) ([]*derived, error) {
+	rks := make([][]byte, len(keys))
+	for i, k := range keys {
+		rks[i] = rowKey(k)
+	}
+	old := r.readOld(ctx, ep, rks)
+	rows, err := r.derive(ctx, rd, ep, keys, rks)
+	olds, oerr := old()
+	if err != nil {
+		return nil, err
+	}
+	if oerr != nil {
+		return nil, fmt.Errorf("reading the row index: %w", oerr)
+	}
+	for i, d := range rows {
+		d.old = olds[i]
+	}
+	return rows, nil
 }
 
 // hash128 identifies an item key or a row in a round's owners.
@@ -269,10 +362,9 @@ func (r *round) derive(ctx context.Context, rd source.Reader, ep *mapping.Entity
 			d := &derived{entity: ep, key: k}
 			items, err := ep.BuildNested(row, nested, nil, &arena)
 			if err != nil {
-				if perr := r.e.rowFailed(ep, row, err); perr != nil {
+				if perr := r.rowFailed(ep, row, err); perr != nil {
 					return perr
 				}
-				r.counts.RowsRejected++
 				items = nil
 			}
 			d.items = items
@@ -296,6 +388,18 @@ func (r *round) derive(ctx context.Context, rd source.Reader, ep *mapping.Entity
 		out = append(out, &derived{entity: ep, key: rk})
 	}
 	return out, nil
+}
+
+// rowFailed applies the entity's on_error policy to a row that cannot
+// become items and counts it when the round goes on without them.
+func (r *round) rowFailed(ep *mapping.EntityPlan, row value.Row, err error) error {
+	r.rejects.Lock()
+	defer r.rejects.Unlock()
+	if perr := r.e.rowFailed(ep, row, err); perr != nil {
+		return perr
+	}
+	r.counts.RowsRejected++
+	return nil
 }
 
 // put is an item to put and the row that puts it.
@@ -411,6 +515,13 @@ func (r *round) readOld(ctx context.Context, ep *mapping.EntityPlan, rows [][]by
 	var err error
 	go func() {
 		defer close(done)
+		// One read of the index at a time, also when slices are read at
+		// once: a read that makes room in the index cache keeps another
+		// read in flight from caching what it fetched (it may be older than
+		// a write of the row that room was made from), and rows a round
+		// looks up again would miss each time.
+		r.indexReads.Lock()
+		defer r.indexReads.Unlock()
 		old, err = r.e.store.Keys(ctx, ep.Name, rows)
 	}()
 	return func() ([][]string, error) {

@@ -57,6 +57,10 @@ type Options struct {
 	Load pipeline.Options
 	// Writers is how many BatchWriteItem requests a round keeps in flight.
 	Writers int
+	// Readers is how many connections may read a round's slices at once,
+	// when the source's reader can fork (source.Forker); 0 or 1 reads
+	// them over the round's one connection.
+	Readers int
 	// RoundChanges bounds the changes gathered into one round (whole
 	// transactions; one larger transaction is one round).
 	RoundChanges int

@@ -295,7 +295,7 @@ func (l *streamLoop) applyRound(ctx context.Context, txns []*source.Txn) error {
 	through := lastEnd(txns)
 	e.log.Debug("round applied", "transactions", r.counts.Transactions, "changes", r.counts.Changes, "rows", r.counts.RowsDerived,
 		"written", r.counts.ItemsWritten, "deleted", r.counts.ItemsDeleted, "through", through, "piece", txns[len(txns)-1].Partial,
-		"read_ms", r.readTime.Milliseconds(), "write_ms", r.writeTime.Milliseconds())
+		"readers", r.readers, "read_ms", r.readTime.Milliseconds(), "write_ms", r.writeTime.Milliseconds())
 	e.run.add(r.counts)
 	e.state.Totals.add(r.counts)
 	e.metrics.Applied(r.counts.Transactions, r.counts.Changes, r.counts.ItemsWritten, r.counts.ItemsDeleted)

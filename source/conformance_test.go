@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -316,6 +317,78 @@ func TestRetryableClassification(t *testing.T) {
 			require.Error(t, err)
 			require.False(t, snap.Retryable(err), "a missing table is not a lost connection")
 			require.False(t, snap.Retryable(errors.New("anything")))
+		})
+	}
+}
+
+// A PostgreSQL reader forks onto other connections that see exactly its
+// snapshot: a change committed after the reader began, even before the
+// forks began, is seen by none of them, and forks read at the same time.
+// MariaDB cannot share a snapshot between connections: its reader does
+// not fork, and sync reads a round over one connection.
+func TestForkedReadersShareTheSnapshot(t *testing.T) {
+	ctx := context.Background()
+	type currentReader interface {
+		Current(context.Context, []*source.Txn) (source.Reader, error)
+	}
+	for _, d := range testenv.Drivers() {
+		t.Run(d.Name, func(t *testing.T) {
+			dsn := d.NewDB(t)
+			testenv.ExecSQL(t, d.Name, dsn, "CREATE TABLE accounts (id int PRIMARY KEY, name varchar(20)); INSERT INTO accounts VALUES (1, 'before'), (2, 'before');")
+			src := open(t, d.Name, dsn)
+			rd, err := src.(currentReader).Current(ctx, nil)
+			require.NoError(t, err)
+			defer rd.Close()
+			forker, ok := rd.(source.Forker)
+			if d.Name != "postgres" {
+				require.False(t, ok, "%s readers cannot share a snapshot and must not fork", d.Name)
+				return
+			}
+			require.True(t, ok)
+			// Committed after the reader began and before it forks: a
+			// fork with a snapshot of its own would see it.
+			testenv.ExecSQL(t, d.Name, dsn, "UPDATE accounts SET name = 'after' WHERE id = 1; INSERT INTO accounts VALUES (3, 'after');")
+			var forks []source.Reader
+			for range 2 {
+				f, err := forker.Fork(ctx)
+				require.NoError(t, err)
+				// Closed however the test ends: the pool's Close waits for
+				// every connection a fork holds.
+				defer f.Close()
+				forks = append(forks, f)
+			}
+			q, _ := fullQuery(t, src, "accounts")
+			keys := [][]value.Value{{value.IntValue(1)}, {value.IntValue(2)}, {value.IntValue(3)}}
+			read := func(r source.Reader) ([]string, error) {
+				var got []string
+				err := r.ReadKeys(ctx, q, nil, keys, func(row value.Row, _ [][]value.Row) error {
+					got = append(got, fmt.Sprintf("%d=%s", row[0].I, row[1].S))
+					return nil
+				})
+				return got, err
+			}
+			want := []string{"1=before", "2=before"}
+			// The forks read at once, each on its own connection.
+			got := make([][]string, len(forks))
+			errs := make([]error, len(forks))
+			var wg sync.WaitGroup
+			for i, f := range forks {
+				wg.Go(func() { got[i], errs[i] = read(f) })
+			}
+			wg.Wait()
+			for i := range forks {
+				require.NoError(t, errs[i], "fork %d", i)
+				require.Equal(t, want, got[i], "fork %d", i)
+			}
+			fromReader, err := read(rd)
+			require.NoError(t, err)
+			require.Equal(t, want, fromReader, "the reader it forked from")
+			later, err := src.(currentReader).Current(ctx, nil)
+			require.NoError(t, err)
+			defer later.Close()
+			fromLater, err := read(later)
+			require.NoError(t, err)
+			require.Equal(t, []string{"1=after", "2=before", "3=after"}, fromLater, "a reader begun after the change")
 		})
 	}
 }

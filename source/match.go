@@ -36,6 +36,16 @@ type Reader interface {
 	Close() error
 }
 
+// A Forker is a Reader whose state other connections can read at the same
+// time: Fork begins a Reader of the very same state (the same snapshot) on
+// another connection, so that a round that re-derives many rows can read
+// them over several connections at once. The forked reader is closed
+// before the reader it came from; Fork is called from the goroutine that
+// uses the reader, before any fork is used.
+type Forker interface {
+	Fork(ctx context.Context) (Reader, error)
+}
+
 // KeysSQL builds the statement that reads the rows of q whose key is one
 // of keys (at most a few hundred per statement), in key order. When q is
 // a nested child query, only its parent-key prefix (the first len(keys[i])

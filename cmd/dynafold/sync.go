@@ -267,7 +267,7 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 		Load: pipeline.Options{Readers: readers, Writers: writers, PageSize: a.v.GetInt("page-size"),
 			RejectFile: rejectPath, Grace: a.v.GetDuration("grace"), Progress: progress,
 			FlushEvery: a.v.GetDuration("checkpoint-every")},
-		Writers: writers, RoundChanges: a.v.GetInt("round-changes"), UntilCaughtUp: a.v.GetBool("until-caught-up"),
+		Writers: writers, Readers: readers, RoundChanges: a.v.GetInt("round-changes"), UntilCaughtUp: a.v.GetBool("until-caught-up"),
 		Force: a.v.GetBool("force"), Stop: a.stop, Grace: a.v.GetDuration("grace"),
 		Status: status, RejectFile: rejectPath, Logger: a.log, Fence: a.v.GetDuration("fence"),
 		GiveUpAfter: a.v.GetDuration("give-up-after"), OnSourceReset: a.v.GetString("on-source-reset"),

@@ -20,6 +20,9 @@ type current struct {
 	src  *Source
 	conn *pgxpool.Conn
 	tx   pgx.Tx
+	// snapshot is the transaction's exported snapshot, once Fork has
+	// exported it.
+	snapshot string
 }
 
 // visibleWait bounds how long Current waits for a decoded transaction to
@@ -72,12 +75,15 @@ func (s *Source) Current(ctx context.Context, txns []*source.Txn) (source.Reader
 }
 
 // currentSQL takes the snapshot (the transaction's first statement) and
-// prices random reads as the cached, indexed point reads that sync's
-// reads by key are, for this transaction only. With the default of 4, a
-// list of a few hundred keys joined to a parent table of a hundred
+// prices its reads (priceReads).
+const currentSQL = "SELECT pg_current_snapshot()::text, " + priceReads
+
+// priceReads prices random reads as the cached, indexed point reads that
+// sync's reads by key are, for the transaction only. With the default of
+// 4, a list of a few hundred keys joined to a parent table of a hundred
 // thousand rows is planned as a hash join over the whole parent (20-30 ms
 // a list), where probing its key index takes a quarter of that.
-const currentSQL = "SELECT pg_current_snapshot()::text, set_config('random_page_cost', '1.1', true)"
+const priceReads = "set_config('random_page_cost', '1.1', true)"
 
 // allVisible reports whether every transaction of txns is visible in a
 // snapshot "xmin:xmax:xip,…" (64-bit ids), comparing the 32-bit ids the
@@ -117,6 +123,40 @@ func (c *current) ReadKeys(ctx context.Context, q *source.Query, nests []*source
 
 func (c *current) MatchKeys(ctx context.Context, q *source.Query, m source.Match, emit func([]value.Value) error) error {
 	return source.MatchKeys(ctx, pgTx{c.tx, c.src.dsn}, dialect{}, arg, q, m, emit)
+}
+
+// Fork begins a read of the same snapshot on another connection: the
+// transaction exports its snapshot once (pg_export_snapshot, valid while
+// the transaction is open), and the fork imports it as its first statement
+// (SET TRANSACTION SNAPSHOT), so both see exactly the same rows.
+func (c *current) Fork(ctx context.Context) (source.Reader, error) {
+	if c.snapshot == "" {
+		if err := c.tx.QueryRow(ctx, "SELECT pg_export_snapshot()").Scan(&c.snapshot); err != nil {
+			return nil, c.src.dsn.RedactError(err)
+		}
+	}
+	conn, err := c.src.pool.Acquire(ctx)
+	if err != nil {
+		return nil, c.src.dsn.RedactError(err)
+	}
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		conn.Release()
+		return nil, c.src.dsn.RedactError(err)
+	}
+	// The snapshot's name is the server's own (hex digits and dashes), so
+	// quoting it as a literal is enough; SET takes no parameters.
+	if _, err := tx.Exec(ctx, "SET TRANSACTION SNAPSHOT '"+strings.ReplaceAll(c.snapshot, "'", "''")+"'"); err != nil {
+		_ = tx.Rollback(ctx)
+		conn.Release()
+		return nil, c.src.dsn.RedactError(err)
+	}
+	if _, err := tx.Exec(ctx, "SELECT "+priceReads); err != nil {
+		_ = tx.Rollback(ctx)
+		conn.Release()
+		return nil, c.src.dsn.RedactError(err)
+	}
+	return &current{src: c.src, conn: conn, tx: tx}, nil
 }
 
 func (c *current) Close() error {
