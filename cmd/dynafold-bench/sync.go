@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,6 +27,7 @@ type syncOptions struct {
 	portfolios            int
 	changes               int
 	fanoutChanges         int
+	fanoutRuns            int
 	fanoutPortfolios      int
 	bigTxnRows            int
 	lagRate               int
@@ -43,6 +45,18 @@ type syncOptions struct {
 	stateEndpoint string
 	// stateIndexCache is the state runs' --index-cache.
 	stateIndexCache int
+	// profileDir, when set, receives CPU and allocation profiles, an
+	// execution trace and the debug log of every measured catch-up,
+	// named after its table.
+	profileDir string
+	// sourceRTT puts the source at this round trip from sync, through
+	// proxies.
+	sourceRTT time.Duration
+	proxies   *delayProxies
+	// noopPid is the no-op endpoint's process, whose CPU a run counts.
+	noopPid int
+	// readers is dynafold sync --concurrency (0: its default).
+	readers int
 }
 
 // syncScenario is one measured line of the live-sync report.
@@ -55,8 +69,16 @@ type syncScenario struct {
 	ItemsPerSec   float64 `json:"items_per_second"`
 	CPUPerM       float64 `json:"cpu_seconds_per_million_changes"`
 	PeakRSSMB     float64 `json:"peak_rss_mb"`
-	Note          string  `json:"note,omitempty"`
-	Rounds        int64   `json:"-"`
+	// SyncCPU, SourceCPU and NoopCPU are the CPU seconds sync, the source
+	// server (on this machine) and the no-op endpoint spent on the run;
+	// CoresBound is the rate at which the machine's cores, all busy, would
+	// have done that work: a rate near it is bound by the machine.
+	SyncCPU    float64 `json:"sync_cpu_seconds"`
+	SourceCPU  float64 `json:"source_server_cpu_seconds"`
+	NoopCPU    float64 `json:"noop_cpu_seconds"`
+	CoresBound float64 `json:"items_per_second_with_every_core_busy"`
+	Note       string  `json:"note,omitempty"`
+	Rounds     int64   `json:"-"`
 	// cache is the run's row_index_cache (a state in DynamoDB only).
 	cache *indexCache
 }
@@ -137,6 +159,7 @@ func syncBenchCommand() *cobra.Command {
 	f.IntVar(&o.portfolios, "portfolios", 10_000, "portfolios of the single-row dataset (10 items each)")
 	f.IntVar(&o.changes, "changes", 200_000, "single-row transactions applied in the apply-rate run")
 	f.IntVar(&o.fanoutChanges, "fanout-changes", 10_000, "portfolio renames (each rewriting 61 items) in the fan-out run")
+	f.IntVar(&o.fanoutRuns, "fanout-runs", 1, "fan-out runs on the same dataset, each a backlog and its catch-up (this machine's rates vary by some 20 % from run to run: compare medians)")
 	f.IntVar(&o.fanoutPortfolios, "fanout-portfolios", 10_000, "portfolios of the fan-out dataset (61 items each); renames go round them")
 	f.IntVar(&o.bigTxnRows, "big-txn-rows", 1_000_000, "rows inserted by the one transaction of the large-transaction run (0 to skip)")
 	f.IntVar(&o.lagRate, "lag-rate", 10_000, "single-row transactions per second committed in the lag run")
@@ -144,6 +167,8 @@ func syncBenchCommand() *cobra.Command {
 	f.BoolVar(&o.lagSyncCommit, "lag-synchronous-commit", false, "PostgreSQL: commit the lag run's transactions with synchronous_commit on (the server's default) instead of the test server's off")
 	f.IntVar(&o.lagSeconds, "lag-seconds", 30, "length of the lag run")
 	f.IntVar(&o.writers, "writers", 8, "dynafold --writers")
+	f.IntVar(&o.readers, "concurrency", 0, "dynafold sync --concurrency: connections that read a round's slices at once (PostgreSQL; 0: sync's default)")
+	f.DurationVar(&o.sourceRTT, "source-rtt", 0, "put the source this round trip away from sync (a proxy delays its connections by half of it each way; the bench's own statements go straight), as a server in another availability zone is (about 1ms)")
 	f.IntVar(&o.reconnects, "reconnects", 5, "source outages in the reconnect run (0 to skip)")
 	f.DurationVar(&o.outage, "outage", 2*time.Second, "how long the source refuses connections in each outage of the reconnect run")
 	f.IntVar(&o.metricsPairs, "metrics-pairs", 3, "pairs of runs, --metrics-addr on and off, in the metrics CPU run (0 to skip)")
@@ -152,6 +177,7 @@ func syncBenchCommand() *cobra.Command {
 	f.IntVar(&o.stateIndexCache, "state-index-cache", 1_000_000, "with --state-dynamo: the state runs' --index-cache (rows); the default holds the fan-out dataset's whole index (610,000 rows)")
 	f.StringVar(&o.stateEndpoint, "state-endpoint", os.Getenv("DYNAFOLD_TEST_DYNAMODB_ENDPOINT"), "with --state-dynamo: the DynamoDB endpoint of the state table (dynalite)")
 	f.StringVar(&o.out, "out", "bench-results", "directory for the JSON results")
+	f.StringVar(&o.profileDir, "profile-dir", "", "write a CPU profile, an allocation profile, an execution trace and the debug log of each measured catch-up (dynafold sync --cpuprofile, --memprofile, --trace, --log-level debug) to this directory, as TABLE.cpu.pprof, TABLE.mem.pprof, TABLE.trace and TABLE.log")
 	return cmd
 }
 
@@ -172,11 +198,16 @@ func syncBench(ctx context.Context, o syncOptions) error {
 	}
 	defer os.RemoveAll(work)
 	res := &syncResults{Date: time.Now().UTC(), Command: "dynafold-bench " + strings.Join(os.Args[1:], " ")}
+	if o.sourceRTT > 0 {
+		o.proxies = newDelayProxies(o.sourceRTT)
+		defer o.proxies.close()
+	}
 	noop, err := startServer(ctx, filepath.Join(work, "noop.log"), filepath.Join(o.bin, "dynafold-noop"), "-addr", "{addr}")
 	if err != nil {
 		return err
 	}
 	defer noop.stop()
+	o.noopPid = noop.cmd.Process.Pid
 	var state *dynamoState
 	if o.stateDynamo {
 		if o.stateEndpoint == "" {
@@ -221,7 +252,10 @@ func syncBenchOne(ctx context.Context, o syncOptions, db syncDB, work, endpoint 
 	if err != nil {
 		return err
 	}
-	sd := &syncRun{o: o, db: db, dynafold: dynafold, config: config, endpoint: endpoint, dsn: single, table: "bench_sync_single_" + db.short(), work: work}
+	sd, err := newSyncRun(o, db, dynafold, config, endpoint, single, "bench_sync_single_"+db.short(), work)
+	if err != nil {
+		return err
+	}
 	if err := sd.prepare(ctx); err != nil {
 		return err
 	}
@@ -299,7 +333,10 @@ func syncBenchOne(ctx context.Context, o syncOptions, db syncDB, work, endpoint 
 	if err != nil {
 		return err
 	}
-	fd := &syncRun{o: o, db: db, dynafold: dynafold, config: config, endpoint: endpoint, dsn: fan, table: "bench_sync_fanout_" + db.short(), work: work}
+	fd, err := newSyncRun(o, db, dynafold, config, endpoint, fan, "bench_sync_fanout_"+db.short(), work)
+	if err != nil {
+		return err
+	}
 	if err := fd.prepare(ctx); err != nil {
 		return err
 	}
@@ -312,19 +349,29 @@ func syncBenchOne(ctx context.Context, o syncOptions, db syncDB, work, endpoint 
 		}
 		runs = append(runs, fdState)
 	}
-	if err := db.fanoutBacklog(ctx, fan, o.fanoutChanges, o.fanoutPortfolios); err != nil {
-		return err
-	}
 	if fdState != nil {
+		if err := db.fanoutBacklog(ctx, fan, o.fanoutChanges, o.fanoutPortfolios, 1); err != nil {
+			return err
+		}
 		if err := compareState(ctx, db, "fan-out changes (61 items each)", fd, fdState, state, res); err != nil {
 			return err
 		}
 	} else {
-		sc, err := fd.catchUp(ctx, prefix+"fan-out changes (61 items each) → no-op", "")
-		if err != nil {
-			return err
+		runs := max(1, o.fanoutRuns)
+		for i := range runs {
+			if err := db.fanoutBacklog(ctx, fan, o.fanoutChanges, o.fanoutPortfolios, i+1); err != nil {
+				return err
+			}
+			name := prefix + "fan-out changes (61 items each) → no-op"
+			if runs > 1 {
+				name += fmt.Sprintf(", run %d of %d", i+1, runs)
+			}
+			sc, err := fd.catchUp(ctx, name, "")
+			if err != nil {
+				return err
+			}
+			res.Scenarios = append(res.Scenarios, *sc)
 		}
-		res.Scenarios = append(res.Scenarios, *sc)
 	}
 
 	// One large transaction: sync receives it in pieces, so its memory
@@ -337,7 +384,10 @@ func syncBenchOne(ctx context.Context, o syncOptions, db syncDB, work, endpoint 
 		if err != nil {
 			return err
 		}
-		bd := &syncRun{o: o, db: db, dynafold: dynafold, config: config, endpoint: endpoint, dsn: big, table: "bench_sync_bigtxn_" + db.short(), work: work}
+		bd, err := newSyncRun(o, db, dynafold, config, endpoint, big, "bench_sync_bigtxn_"+db.short(), work)
+		if err != nil {
+			return err
+		}
 		if err := bd.prepare(ctx); err != nil {
 			return err
 		}
@@ -355,7 +405,7 @@ func syncBenchOne(ctx context.Context, o syncOptions, db syncDB, work, endpoint 
 	// Drop the slots: a forgotten one keeps WAL on the server.
 	for _, r := range runs {
 		if _, err := runMeasured(ctx, nil, dynafold, append([]string{"sync", "cleanup", "--config", r.config, "--endpoint", r.endpoint,
-			"--table", r.table, "--source-dsn", r.dsn}, r.stateFlags()...)...); err != nil {
+			"--table", r.table, "--source-dsn", r.syncDSN}, r.stateFlags()...)...); err != nil {
 			return err
 		}
 	}
@@ -367,15 +417,30 @@ type syncRun struct {
 	o                                            syncOptions
 	db                                           syncDB
 	dynafold, config, endpoint, dsn, table, work string
+	// syncDSN is dsn as sync reaches it: through a delaying proxy with
+	// --source-rtt.
+	syncDSN string
 	// state is the --state flags of a state in DynamoDB (none: local
 	// files under work); syncOnly flags that sync takes and its
 	// subcommands (cleanup) do not.
 	state, syncOnly []string
 }
 
+func newSyncRun(o syncOptions, db syncDB, dynafold, config, endpoint, dsn, table, work string) (*syncRun, error) {
+	syncDSN, err := o.proxies.route(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return &syncRun{o: o, db: db, dynafold: dynafold, config: config, endpoint: endpoint, dsn: dsn, syncDSN: syncDSN, table: table, work: work}, nil
+}
+
 func (r *syncRun) flags() []string {
-	return append(append([]string{"--config", r.config, "--endpoint", r.endpoint, "--table", r.table, "--source-dsn", r.dsn,
-		"--writers", strconv.Itoa(r.o.writers)}, r.stateFlags()...), r.syncOnly...)
+	flags := []string{"--config", r.config, "--endpoint", r.endpoint, "--table", r.table, "--source-dsn", r.syncDSN,
+		"--writers", strconv.Itoa(r.o.writers)}
+	if r.o.readers > 0 {
+		flags = append(flags, "--concurrency", strconv.Itoa(r.o.readers))
+	}
+	return append(append(flags, r.stateFlags()...), r.syncOnly...)
 }
 
 // stateFlags say where the run's state is.
@@ -399,9 +464,21 @@ func (r *syncRun) prepare(ctx context.Context) error {
 // report.
 func (r *syncRun) catchUp(ctx context.Context, name, note string, extra ...string) (*syncScenario, error) {
 	report := filepath.Join(r.work, r.table+".report.json")
+	if dir := r.o.profileDir; dir != "" {
+		extra = append(extra, "--cpuprofile", filepath.Join(dir, r.table+".cpu.pprof"), "--memprofile", filepath.Join(dir, r.table+".mem.pprof"), "--trace", filepath.Join(dir, r.table+".trace"), "--log-level", "debug")
+	}
+	noopBefore, _ := procCPU(r.o.noopPid)
+	share := sampleServerCPU()
 	m, err := runMeasured(ctx, nil, r.dynafold, append(append([]string{"sync", "--until-caught-up", "--progress", "none", "--report", report}, r.flags()...), extra...)...)
+	sourceCPU := share.seconds()
+	noopAfter, _ := procCPU(r.o.noopPid)
 	if err != nil {
 		return nil, err
+	}
+	if dir := r.o.profileDir; dir != "" {
+		if err := os.WriteFile(filepath.Join(dir, r.table+".log"), []byte(m.Stderr), 0o644); err != nil {
+			return nil, err
+		}
 	}
 	var rep struct {
 		Result struct {
@@ -429,7 +506,9 @@ func (r *syncRun) catchUp(ctx context.Context, name, note string, extra ...strin
 		Name: name, Changes: run.Changes, Items: items, Seconds: secs,
 		ChangesPerSec: float64(run.Changes) / secs, ItemsPerSec: float64(items) / secs,
 		CPUPerM: m.CPU / float64(max(run.Changes, 1)) * 1e6, PeakRSSMB: float64(m.PeakRSS) / (1 << 20), Note: note,
-		Rounds: run.Rounds, cache: rep.Result.Cache,
+		SyncCPU: m.CPU, SourceCPU: sourceCPU, NoopCPU: noopAfter - noopBefore,
+		CoresBound: float64(items) / ((m.CPU + sourceCPU + noopAfter - noopBefore) / float64(runtime.NumCPU())),
+		Rounds:     run.Rounds, cache: rep.Result.Cache,
 	}, nil
 }
 
@@ -583,9 +662,10 @@ func applied(logPath string) int64 {
 
 func printSync(r *syncResults) {
 	tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tchanges\tchanges/s\titems/s\tCPU s/M changes\tpeak RSS MB\t")
+	fmt.Fprintln(tw, "scenario\tchanges\tchanges/s\titems/s\tCPU s/M changes\tpeak RSS MB\tCPU s: sync, source, no-op\titems/s, every core busy\t")
 	for _, s := range r.Scenarios {
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.1f\t%.0f\t\n", s.Name, s.Changes, s.ChangesPerSec, s.ItemsPerSec, s.CPUPerM, s.PeakRSSMB)
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.1f\t%.0f\t%.1f, %.1f, %.1f\t%.0f\t\n", s.Name, s.Changes, s.ChangesPerSec, s.ItemsPerSec, s.CPUPerM, s.PeakRSSMB,
+			s.SyncCPU, s.SourceCPU, s.NoopCPU, s.CoresBound)
 	}
 	tw.Flush()
 	for _, l := range r.Lag {

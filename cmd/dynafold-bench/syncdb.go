@@ -19,10 +19,15 @@ type syncDB interface {
 	// d databases per server, and returns its DSN.
 	create(ctx context.Context, dbName string, p, s, d int) (string, error)
 	// singleRowBacklog commits n transactions that each move one database
-	// to another server of its portfolio.
+	// to another server of its portfolio: the next one each time round the
+	// portfolios, so that every move changes the row (MariaDB logs no event
+	// for an update that changes nothing).
 	singleRowBacklog(ctx context.Context, dsn string, n, portfolios int) error
-	// fanoutBacklog commits n portfolio renames, one per transaction.
-	fanoutBacklog(ctx context.Context, dsn string, n, portfolios int) error
+	// fanoutBacklog commits n portfolio renames, one per transaction; the
+	// names carry run, so that a backlog made again on the same dataset
+	// renames every portfolio again (MariaDB logs no event for an update
+	// that changes nothing).
+	fanoutBacklog(ctx context.Context, dsn string, n, portfolios, run int) error
 	// bigTxn commits one transaction that inserts n databases spread over
 	// the servers of the first portfolios.
 	bigTxn(ctx context.Context, dsn string, n, portfolios int) error
@@ -106,17 +111,17 @@ func (pgBench) exec(ctx context.Context, dsn, script string) error {
 func (b pgBench) singleRowBacklog(ctx context.Context, dsn string, n, portfolios int) error {
 	return b.exec(ctx, dsn, fmt.Sprintf(`DO $$ BEGIN
 FOR i IN 1..%d LOOP
-  UPDATE "databases" SET server_id = 'Srv' || (1 + i %% %[2]d) || 'n' || (1 + (i / %[2]d) %% 3) WHERE id = 'Db' || (1 + i %% %[2]d) || 'n1d1';
+  UPDATE "databases" SET server_id = 'Srv' || (1 + i %% %[2]d) || 'n' || (1 + (1 + i / %[2]d) %% 3) WHERE id = 'Db' || (1 + i %% %[2]d) || 'n1d1';
   COMMIT;
 END LOOP; END $$`, n, portfolios))
 }
 
-func (b pgBench) fanoutBacklog(ctx context.Context, dsn string, n, portfolios int) error {
+func (b pgBench) fanoutBacklog(ctx context.Context, dsn string, n, portfolios, run int) error {
 	return b.exec(ctx, dsn, fmt.Sprintf(`DO $$ BEGIN
 FOR i IN 1..%d LOOP
-  UPDATE portfolios SET name = 'Renamed ' || i WHERE id = 1 + i %% %d;
+  UPDATE portfolios SET name = 'Renamed %d.' || i WHERE id = 1 + i %% %d;
   COMMIT;
-END LOOP; END $$`, n, portfolios))
+END LOOP; END $$`, n, run, portfolios))
 }
 
 func (b pgBench) bigTxn(ctx context.Context, dsn string, n, portfolios int) error {
@@ -243,11 +248,11 @@ CALL backlog();`, n, stmt))
 }
 
 func (b myBench) singleRowBacklog(ctx context.Context, dsn string, n, portfolios int) error {
-	return b.backlog(ctx, dsn, n, fmt.Sprintf(`UPDATE "databases" SET server_id = CONCAT('Srv', 1 + i %% %[1]d, 'n', 1 + (i DIV %[1]d) %% 3) WHERE id = CONCAT('Db', 1 + i %% %[1]d, 'n1d1')`, portfolios))
+	return b.backlog(ctx, dsn, n, fmt.Sprintf(`UPDATE "databases" SET server_id = CONCAT('Srv', 1 + i %% %[1]d, 'n', 1 + (1 + i DIV %[1]d) %% 3) WHERE id = CONCAT('Db', 1 + i %% %[1]d, 'n1d1')`, portfolios))
 }
 
-func (b myBench) fanoutBacklog(ctx context.Context, dsn string, n, portfolios int) error {
-	return b.backlog(ctx, dsn, n, fmt.Sprintf(`UPDATE portfolios SET name = CONCAT('Renamed ', i) WHERE id = 1 + i %% %d`, portfolios))
+func (b myBench) fanoutBacklog(ctx context.Context, dsn string, n, portfolios, run int) error {
+	return b.backlog(ctx, dsn, n, fmt.Sprintf(`UPDATE portfolios SET name = CONCAT('Renamed %d.', i) WHERE id = 1 + i %% %d`, run, portfolios))
 }
 
 func (b myBench) bigTxn(ctx context.Context, dsn string, n, portfolios int) error {

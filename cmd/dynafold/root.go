@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strings"
 
@@ -37,6 +38,8 @@ type app struct {
 	// memProfile the path of the allocation profile written at exit.
 	profile    *os.File
 	memProfile string
+	// traceFile is the open execution trace, when --trace is set.
+	traceFile *os.File
 	// parsed is set once cobra has parsed the command line: an error
 	// before that (unknown command or flag, bad arguments) is invalid usage.
 	parsed bool
@@ -51,7 +54,24 @@ func (a *app) startProfile(path string) error {
 	return pprof.StartCPUProfile(f)
 }
 
+// startTrace writes an execution trace (go tool trace) to path until
+// exit: where goroutines waited on the network, on each other or for a
+// CPU, which a CPU profile cannot show.
+func (a *app) startTrace(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	a.traceFile = f
+	return trace.Start(f)
+}
+
 func (a *app) stopProfile() {
+	if a.traceFile != nil {
+		trace.Stop()
+		a.traceFile.Close()
+		a.traceFile = nil
+	}
 	if a.profile != nil {
 		pprof.StopCPUProfile()
 		a.profile.Close()
@@ -153,6 +173,8 @@ found · 4 interrupted (checkpoint saved, resumable) · 5 finished with rejected
 	_ = pf.MarkHidden("cpuprofile")
 	pf.String("memprofile", "", "write an allocation profile to this file at exit (for development)")
 	_ = pf.MarkHidden("memprofile")
+	pf.String("trace", "", "write an execution trace to this file (for development)")
+	_ = pf.MarkHidden("trace")
 	root.AddCommand(a.tableCommand(), a.migrateCommand(), a.exportCommand(), a.syncCommand(), a.planCommand(), a.verifyCommand(), a.diffCommand(), a.dumpCommand(), a.patternsCommand(), a.designCommand(), a.versionCommand())
 	root.Version = strings.TrimSuffix(versionInfo(), "\n")
 	root.SetVersionTemplate("{{.Version}}\n")
@@ -182,6 +204,11 @@ func (a *app) setup(cmd *cobra.Command) error {
 		}
 	}
 	a.memProfile = a.v.GetString("memprofile")
+	if path := a.v.GetString("trace"); path != "" {
+		if err := a.startTrace(path); err != nil {
+			return err
+		}
+	}
 	switch out := a.v.GetString("output"); out {
 	case "text", "json", "markdown":
 		if allowed, ok := cmd.Annotations[outputsAnnotation]; ok && !slices.Contains(strings.Split(allowed, ","), out) {
