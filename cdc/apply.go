@@ -192,7 +192,7 @@ func (r *round) rederive(ctx context.Context, rd source.Reader, aff affected) er
 			keys := ordered(aff[ep])
 			delete(aff, ep) // the ordered keys are all that is needed now
 			for slice := range slices.Chunk(keys, writeSlice) {
-				s := &sliceRead{ep: ep, keys: slice, done: make(chan struct{})}
+				s := &sliceRead{ep: ep, rows: slice, done: make(chan struct{})}
 				for _, ch := range []chan *sliceRead{inOrder, work} {
 					select {
 					case ch <- s:
@@ -208,7 +208,7 @@ func (r *round) rederive(ctx context.Context, rd source.Reader, aff affected) er
 		g.Go(func() error {
 			for s := range work {
 				started := time.Now()
-				s.rows, s.err = r.readSlice(gctx, rd, s.ep, s.keys)
+				s.derived, s.err = r.readSlice(gctx, rd, s.ep, s.rows)
 				s.took = time.Since(started)
 				close(s.done)
 				if s.err != nil {
@@ -228,9 +228,9 @@ func (r *round) rederive(ctx context.Context, rd source.Reader, aff affected) er
 			if s.err != nil {
 				return s.err
 			}
-			r.counts.RowsDerived += int64(len(s.rows))
+			r.counts.RowsDerived += int64(len(s.derived))
 			r.readTime += s.took
-			if err := r.write(gctx, s.rows); err != nil {
+			if err := r.write(gctx, s.derived); err != nil {
 				return err
 			}
 		}
@@ -242,12 +242,12 @@ func (r *round) rederive(ctx context.Context, rd source.Reader, aff affected) er
 // sliceRead is one slice of a round's rows of one entity, being read.
 type sliceRead struct {
 	ep   *mapping.EntityPlan
-	keys [][]value.Value
-	// done is closed once rows (or err) and took are set.
-	done chan struct{}
-	rows []*derived
-	err  error
-	took time.Duration
+	rows []keyedRow
+	// done is closed once derived (or err) and took are set.
+	done    chan struct{}
+	derived []*derived
+	err     error
+	took    time.Duration
 }
 
 // forks is rd and, when the source can fork its reader and the round has
@@ -272,10 +272,11 @@ func (r *round) forks(ctx context.Context, rd source.Reader, nslices int) ([]sou
 
 // readSlice reads a slice's rows from the source and their keys from the
 // row index, at once.
-func (r *round) readSlice(ctx context.Context, rd source.Reader, ep *mapping.EntityPlan, keys [][]value.Value) ([]*derived, error) {
-	rks := make([][]byte, len(keys))
-	for i, k := range keys {
-		rks[i] = rowKey(k)
+func (r *round) readSlice(ctx context.Context, rd source.Reader, ep *mapping.EntityPlan, slice []keyedRow) ([]*derived, error) {
+	keys := make([][]value.Value, len(slice))
+	rks := make([][]byte, len(slice))
+	for i, row := range slice {
+		keys[i], rks[i] = row.key, []byte(row.encoded)
 	}
 	old := r.readOld(ctx, ep, rks)
 	rows, err := r.derive(ctx, rd, ep, keys, rks)
@@ -316,29 +317,28 @@ func hashOf(parts ...string) hash128 {
 // writeSlice is how many re-derived rows are written at a time.
 const writeSlice = 4096
 
-// ordered returns the keys of m in the order of their encodings (rowKey:
+// ordered returns the rows of m in the order of their encodings (rowKey:
 // per column, its kind, its text's length, its text), so that a slice,
 // and each IN list of it, reads neighbouring rows: the rows one parent
 // fans out to sit together in their index, and a list of scattered keys
 // costs the server a random read each (or a hash join over the whole
 // parent table). The order is for locality only: shorter texts first puts
 // integers in numeric order, and keys of one length in their text's. The
-// encodings are m's own keys, so ordering costs no text rendered again.
-func ordered(m map[string][]value.Value) [][]value.Value {
-	type entry struct {
-		encoded string
-		key     []value.Value
-	}
-	es := make([]entry, 0, len(m))
+// encodings are m's own keys, so ordering costs no text rendered again,
+// and each row keeps its encoding for the row index.
+func ordered(m map[string][]value.Value) []keyedRow {
+	out := make([]keyedRow, 0, len(m))
 	for k, v := range m {
-		es = append(es, entry{k, v})
+		out = append(out, keyedRow{k, v})
 	}
-	slices.SortFunc(es, func(a, b entry) int { return strings.Compare(a.encoded, b.encoded) })
-	out := make([][]value.Value, len(es))
-	for i, e := range es {
-		out[i] = e.key
-	}
+	slices.SortFunc(out, func(a, b keyedRow) int { return strings.Compare(a.encoded, b.encoded) })
 	return out
+}
+
+// keyedRow is an affected row's key and its encoding (rowKey).
+type keyedRow struct {
+	encoded string
+	key     []value.Value
 }
 
 // derive reads an entity's affected rows as they are now and builds their

@@ -52,7 +52,8 @@ func TestOrderedKeepsNeighboursTogether(t *testing.T) {
 	}
 	var got []int64
 	for _, k := range ordered(ints[nil]) {
-		got = append(got, k[0].I)
+		got = append(got, k.key[0].I)
+		require.Equal(t, string(rowKey(k.key)), k.encoded, "each row keeps its own encoding")
 	}
 	require.Equal(t, []int64{2, 9, 10, 11, 100}, got)
 
@@ -62,7 +63,7 @@ func TestOrderedKeepsNeighboursTogether(t *testing.T) {
 	}
 	var names []string
 	for _, k := range ordered(texts[nil]) {
-		names = append(names, k[0].S)
+		names = append(names, k.key[0].S)
 	}
 	require.Equal(t, []string{"Db3n1d1", "Db3n1d2", "Db7n1d1", "Db7n2d1"}, names)
 }
