@@ -92,7 +92,13 @@ func (r *round) apply(ctx context.Context) error {
 	if err := r.matchJoins(ctx, rd, aff, fan); err != nil {
 		return err
 	}
-	r.owners = map[hash128]hash128{}
+	rows := 0
+	for _, keys := range aff {
+		rows += len(keys)
+	}
+	// Sized for an item a row, the common case: a map grown from empty
+	// to a fan-out's hundreds of thousands of keys allocates it many times.
+	r.owners = make(map[hash128]hash128, rows)
 	r.readTime += time.Since(started)
 	return r.rederive(ctx, rd, aff)
 }
@@ -402,40 +408,57 @@ func (r *round) rowFailed(ep *mapping.EntityPlan, row value.Row, err error) erro
 	return nil
 }
 
-// put is an item to put and the row that puts it.
-type put struct {
-	it  *mapping.Item
-	row *derived
-}
-
-// claim is the items rows put, by item key, each recorded in r.owners as
-// its row's; two rows putting one key is an error naming both.
-func (r *round) claim(rows []*derived) (map[string]put, error) {
+// claim is the items rows put, in the rows' order, each key recorded in
+// r.owners as its row's; two rows putting one key is an error naming
+// both, and a row that puts one key twice puts the last of its items with
+// that key. A slice's puts are a list, not a map by key: r.owners already
+// knows every key the round has claimed.
+func (r *round) claim(rows []*derived) ([]*mapping.Item, error) {
 	n := 0
 	for _, d := range rows {
 		n += len(d.items)
 	}
-	puts := make(map[string]put, n)
-	for _, d := range rows {
+	puts := make([]*mapping.Item, 0, n)
+	for ri, d := range rows {
 		id := hashOf(d.entity.Name, string(d.key))
+		first := len(puts) // where this row's puts begin
 		for i := range d.items {
 			it := &d.items[i]
 			k := hashOf(it.Key)
-			if prev, dup := r.owners[k]; dup && prev != id {
+			prev, dup := r.owners[k]
+			if dup && prev != id {
 				// The other row is named when it is in this slice; one of
 				// an earlier slice is known only by its hash.
 				other := "another row re-derived in the same round"
-				if p, ok := puts[it.Key]; ok {
-					other = strconv.Quote(p.row.id())
+				if o := putterOf(rows[:ri], it.Key); o != nil {
+					other = strconv.Quote(o.id())
 				}
 				return nil, fmt.Errorf("two rows produce the item key %s: %s and %q (the mapping's keys are not unique for the source as it is now)",
 					it.KeyText(), other, d.id())
 			}
+			if dup {
+				if j := slices.IndexFunc(puts[first:], func(p *mapping.Item) bool { return p.Key == it.Key }); j >= 0 {
+					puts[first+j] = it
+					continue
+				}
+			}
 			r.owners[k] = id
-			puts[it.Key] = put{it, d}
+			puts = append(puts, it)
 		}
 	}
 	return puts, nil
+}
+
+// putterOf is the row of rows that puts key, if any.
+func putterOf(rows []*derived, key string) *derived {
+	for _, d := range rows {
+		for i := range d.items {
+			if d.items[i].Key == key {
+				return d
+			}
+		}
+	}
+	return nil
 }
 
 // stale is the old keys of rows that no row of the round puts: the items
@@ -478,9 +501,7 @@ func (r *round) write(ctx context.Context, rows []*derived) error {
 		return fmt.Errorf("recording write intents in the row index: %w", err)
 	}
 	ops := make([]*mapping.Item, 0, len(puts)+len(dels))
-	for _, p := range puts {
-		ops = append(ops, p.it)
-	}
+	ops = append(ops, puts...)
 	for k := range dels {
 		ops = append(ops, r.e.plan.Table.DeleteItem(k))
 	}
