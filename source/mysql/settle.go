@@ -9,6 +9,7 @@ import (
 
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/dynafold/dynafold/source"
 )
@@ -135,8 +136,20 @@ func (c *Changes) probeRows(ctx context.Context, e *replication.RowsEvent) error
 		return err
 	}
 	defer p.Close()
-	_, err = p.probe(ctx, tbl, img)
+	if _, err = p.probe(ctx, tbl, img); tableGone(err) {
+		// Dropped since it was introspected, with its database perhaps
+		// (the binlog is the whole server's: another application's table):
+		// no row of it is left for the load to miss.
+		return nil
+	}
 	return err
+}
+
+// tableGone reports whether err says the table, or its database, no
+// longer exists (ER_NO_SUCH_TABLE, ER_BAD_DB_ERROR).
+func tableGone(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && (me.Number == 1146 || me.Number == 1049)
 }
 
 // binlogPurged reports whether the server refused a binlog dump because
