@@ -57,9 +57,8 @@ type round struct {
 	txns   []*source.Txn
 	counts Counters
 	// rejects serializes rows that cannot become items, which slices read
-	// at once may meet (rowFailed); indexReads the slices' reads of the
-	// row index (readOld).
-	rejects, indexReads sync.Mutex
+	// at once may meet (rowFailed).
+	rejects sync.Mutex
 	// readTime and writeTime are how long the round read the source and
 	// wrote the table, for the debug log (readTime sums the slices' reads,
 	// which overlap when several connections read them); readers is how
@@ -92,13 +91,6 @@ func (r *round) apply(ctx context.Context) error {
 	if err := r.matchJoins(ctx, rd, aff, fan); err != nil {
 		return err
 	}
-	rows := 0
-	for _, keys := range aff {
-		rows += len(keys)
-	}
-	// Sized for an item a row, the common case: a map grown from empty
-	// to a fan-out's hundreds of thousands of keys allocates it many times.
-	r.owners = make(map[hash128]hash128, rows)
 	r.readTime += time.Since(started)
 	return r.rederive(ctx, rd, aff)
 }
@@ -173,6 +165,9 @@ func (r *round) rederive(ctx context.Context, rd source.Reader, aff affected) er
 		nrows += len(keys)
 		nslices += (len(keys) + writeSlice - 1) / writeSlice
 	}
+	// Sized for an item a row, the common case: a map grown from empty
+	// to a fan-out's hundreds of thousands of keys allocates it many times.
+	r.owners = make(map[hash128]hash128, nrows)
 	if nrows <= writeSlice {
 		// A round of one slice's rows, even spread over a few entities,
 		// reads them faster on its connection than it forks another.
@@ -536,13 +531,6 @@ func (r *round) readOld(ctx context.Context, ep *mapping.EntityPlan, rows [][]by
 	var err error
 	go func() {
 		defer close(done)
-		// One read of the index at a time, also when slices are read at
-		// once: a read that makes room in the index cache keeps another
-		// read in flight from caching what it fetched (it may be older than
-		// a write of the row that room was made from), and rows a round
-		// looks up again would miss each time.
-		r.indexReads.Lock()
-		defer r.indexReads.Unlock()
 		old, err = r.e.store.Keys(ctx, ep.Name, rows)
 	}()
 	return func() ([][]string, error) {

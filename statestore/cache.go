@@ -44,6 +44,12 @@ type Cached struct {
 	// the row index is not read or written through the cache.
 	ready chan struct{}
 
+	// reads lets one Keys call at a time read the store: a call that
+	// makes room in the cache (forgets) keeps every other call in flight
+	// from keeping what it read, so concurrent readers of disjoint rows
+	// (a sync round's slices read at once) would miss on the same rows
+	// round after round.
+	reads    sync.Mutex
 	mu       sync.Mutex
 	seed     maphash.Seed
 	cur, old *gen
@@ -79,6 +85,8 @@ func (c *Cached) Keys(ctx context.Context, entity string, rows [][]byte) ([][]st
 	if err := c.wait(ctx); err != nil {
 		return nil, err
 	}
+	c.reads.Lock()
+	defer c.reads.Unlock()
 	out := make([][]string, len(rows))
 	var missing [][]byte
 	var at []int

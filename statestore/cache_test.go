@@ -238,3 +238,40 @@ func BenchmarkCachedMemoryPerRow(b *testing.B) {
 		runtime.KeepAlive(c)
 	}
 }
+
+// Keys calls read the store one at a time: a call that makes room in the
+// cache would keep another in flight from keeping what it read, so two
+// readers of disjoint rows (a sync round's slices read at once) would miss
+// on the same rows round after round. A second call waits while the
+// first's read is held in the store.
+func TestCachedReadsTheStoreOneCallAtATime(t *testing.T) {
+	ctx := context.Background()
+	f := newFakeIndex()
+	c := statestore.NewCached(f, 100)
+	f.hold = make(chan struct{})
+	first := make(chan error)
+	go func() {
+		_, err := c.Keys(ctx, "e", [][]byte{row(1)})
+		first <- err
+	}()
+	require.Eventually(t, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.asked == 1 }, 5*time.Second, 5*time.Millisecond)
+	second := make(chan error)
+	go func() {
+		_, err := c.Keys(ctx, "e", [][]byte{row(2)})
+		second <- err
+	}()
+	require.Never(t, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.asked > 1 }, 200*time.Millisecond, 5*time.Millisecond,
+		"the second call reached the store while the first call's read was in it")
+	f.mu.Lock()
+	hold := f.hold
+	f.hold = nil
+	f.mu.Unlock()
+	close(hold)
+	require.NoError(t, <-first)
+	require.NoError(t, <-second)
+	require.Equal(t, 2, f.asked)
+	// Both calls kept what they read.
+	_, err := c.Keys(ctx, "e", [][]byte{row(1), row(2)})
+	require.NoError(t, err)
+	require.Equal(t, 2, f.asked)
+}
