@@ -711,20 +711,19 @@ func (f *fuzzer) operation(ctx context.Context, sessions []*session, s *session)
 // truncate empties the unmapped table (never inside a transaction: on
 // MySQL TRUNCATE commits it).
 func (f *fuzzer) truncate(ctx context.Context, s *session) error {
-	return f.exec(ctx, s, "TRUNCATE TABLE "+f.d.quote(unmappedTable))
+	return f.execBetween(ctx, s, "TRUNCATE TABLE "+f.d.quote(unmappedTable))
 }
 
-// addColumn adds an unmapped column to a mapped table while sync
-// streams; later statements write it too.
-func (f *fuzzer) addColumn(ctx context.Context, s *session) error {
-	t := f.mapped[f.v.rng.IntN(len(f.mapped))]
-	f.added++
-	stmt := f.d.addColumn(t.name, fmt.Sprintf("fz_extra_%d", f.added))
+// execBetween runs a statement that takes a table lock (DDL, TRUNCATE)
+// between the fuzzer's transactions. Sync's own reads can hold it up for
+// a while: a round holds its read transaction while it writes, which
+// under injected DynamoDB faults takes seconds, and MariaDB's start-up
+// probes a row of whatever table the binlog's last transaction wrote
+// (CI once met a TRUNCATE refused at once under the session's
+// innodb_lock_wait_timeout = 0). A lock wait is retried; the retries are
+// not logged: the run is the same either way.
+func (f *fuzzer) execBetween(ctx context.Context, s *session, stmt string) error {
 	var err error
-	// Sync's own reads take locks that the DDL may have to wait out: a
-	// round holds its read transaction while it writes, which under
-	// injected DynamoDB faults takes seconds. The retries are not logged:
-	// the run is the same either way.
 	for range 1200 {
 		if _, err = s.conn.ExecContext(ctx, stmt); err == nil || !f.d.isLockWait(err) {
 			break
@@ -736,6 +735,20 @@ func (f *fuzzer) addColumn(ctx context.Context, s *session) error {
 	}
 	f.log.statement(s.id, stmt)
 	f.res.Statements++
+	if f.o.Trace != nil {
+		fmt.Fprintf(f.o.Trace, "[%d] %s -> ok\n", s.id, stmt)
+	}
+	return nil
+}
+
+// addColumn adds an unmapped column to a mapped table while sync
+// streams; later statements write it too.
+func (f *fuzzer) addColumn(ctx context.Context, s *session) error {
+	t := f.mapped[f.v.rng.IntN(len(f.mapped))]
+	f.added++
+	if err := f.execBetween(ctx, s, f.d.addColumn(t.name, fmt.Sprintf("fz_extra_%d", f.added))); err != nil {
+		return err
+	}
 	f.printf("added column fz_extra_%d to %s", f.added, t.name)
 	return f.introspect(ctx)
 }
