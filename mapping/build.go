@@ -320,7 +320,7 @@ func keyValue(t *Template, row value.Row, typ AttrType, limit int) (types.Attrib
 		var b []byte
 		switch v.Kind {
 		case value.Bytes:
-			b = v.B
+			b = v.Bytes()
 		default:
 			b = []byte(v.Text())
 		}
@@ -438,7 +438,7 @@ func (t *ttlPlan) eval(row value.Row) (types.AttributeValue, error) {
 	case value.Null:
 		return nil, nil
 	case value.Timestamp, value.Date:
-		secs = v.T.Unix()
+		secs = v.Time().Unix()
 	case value.Int:
 		secs = v.I
 	default:

@@ -86,7 +86,7 @@ func Convert(v value.Value, t AttrType) (types.AttributeValue, error) {
 	case TypeB:
 		switch v.Kind {
 		case value.Bytes:
-			return &types.AttributeValueMemberB{Value: v.B}, nil
+			return &types.AttributeValueMemberB{Value: v.Bytes()}, nil
 		case value.String:
 			return &types.AttributeValueMemberB{Value: []byte(v.S)}, nil
 		}
@@ -98,7 +98,7 @@ func Convert(v value.Value, t AttrType) (types.AttributeValue, error) {
 		case value.JSON, value.String:
 			av, err = jsonAttr(v.S)
 		case value.List:
-			av, err = listAttr(v.L)
+			av, err = listAttr(v.List())
 		default:
 			return nil, fmt.Errorf("cannot store a %s value as %s", v.Kind, t)
 		}
@@ -125,10 +125,10 @@ func toS(v value.Value) (types.AttributeValue, error) {
 		// type: S on a binary column says the bytes are text (a BLOB
 		// holding UTF-8, say); bytes that are not UTF-8 are an error, never
 		// silently mangled.
-		if !utf8.Valid(v.B) {
-			return nil, fmt.Errorf("binary value %q is not valid UTF-8 text; store it as type B", v.B)
+		if !utf8.Valid(v.Bytes()) {
+			return nil, fmt.Errorf("binary value %q is not valid UTF-8 text; store it as type B", v.Bytes())
 		}
-		s = string(v.B)
+		s = string(v.Bytes())
 	case value.List:
 		return nil, fmt.Errorf("cannot store a list as S; use type L or a set type")
 	default:
@@ -147,10 +147,10 @@ func toNumber(v value.Value) (string, error) {
 	case value.Bool:
 		return strconv.FormatInt(v.I, 10), nil
 	case value.Float:
-		if math.IsNaN(v.F) || math.IsInf(v.F, 0) {
-			return "", fmt.Errorf("%v cannot be stored as a DynamoDB number", v.F)
+		if math.IsNaN(v.Float()) || math.IsInf(v.Float(), 0) {
+			return "", fmt.Errorf("%v cannot be stored as a DynamoDB number", v.Float())
 		}
-		return NormalizeNumber(strconv.FormatFloat(v.F, 'g', -1, 64))
+		return NormalizeNumber(strconv.FormatFloat(v.Float(), 'g', -1, 64))
 	case value.Decimal, value.String:
 		s := strings.TrimSpace(v.S)
 		switch strings.ToLower(s) {
@@ -165,7 +165,7 @@ func toNumber(v value.Value) (string, error) {
 	case value.Date, value.Timestamp:
 		// A date or timestamp stored as a Number is epoch seconds, the
 		// form DynamoDB's TTL expects.
-		return strconv.FormatInt(v.T.Unix(), 10), nil
+		return strconv.FormatInt(v.Time().Unix(), 10), nil
 	}
 	return "", fmt.Errorf("cannot store a %s value as N", v.Kind)
 }
@@ -206,7 +206,7 @@ func toSet(v value.Value, t AttrType) (types.AttributeValue, error) {
 	var elems []value.Value
 	switch v.Kind {
 	case value.List:
-		elems = v.L
+		elems = v.List()
 	case value.JSON:
 		if !utf8.ValidString(v.S) {
 			return nil, errJSONUTF8
@@ -264,8 +264,8 @@ func toSet(v value.Value, t AttrType) (types.AttributeValue, error) {
 			if e.Kind != value.Bytes {
 				return nil, fmt.Errorf("element %d of a BS is %s, not bytes", i, e.Kind)
 			}
-			k = string(e.B)
-			bs = append(bs, e.B)
+			k = string(e.Bytes())
+			bs = append(bs, e.Bytes())
 		}
 		if seen[k] {
 			return nil, fmt.Errorf("a %s cannot hold duplicates, and %q appears twice", t, k)

@@ -102,17 +102,17 @@ func (t Transform) apply(v value.Value) (value.Value, error) {
 		if v.Kind != value.Timestamp && v.Kind != value.Date {
 			return v, fmt.Errorf("not a date or timestamp: %s", v.Kind)
 		}
-		return value.StringValue(v.T.UTC().Format(value.TimestampLayout)), nil
+		return value.StringValue(v.Time().UTC().Format(value.TimestampLayout)), nil
 	case "epoch":
 		if v.Kind != value.Timestamp && v.Kind != value.Date {
 			return v, fmt.Errorf("not a date or timestamp: %s", v.Kind)
 		}
-		return value.IntValue(v.T.Unix()), nil
+		return value.IntValue(v.Time().Unix()), nil
 	case "date":
 		if v.Kind != value.Timestamp && v.Kind != value.Date {
 			return v, fmt.Errorf("not a date or timestamp: %s", v.Kind)
 		}
-		return value.StringValue(v.T.UTC().Format(value.DateLayout)), nil
+		return value.StringValue(v.Time().UTC().Format(value.DateLayout)), nil
 	case "shard":
 		return value.IntValue(int64(ShardOf(v.Text(), t.Arg))), nil
 	}

@@ -127,15 +127,15 @@ func plainJSON(v value.Value) json.RawMessage {
 	case value.Bool:
 		out = v.I != 0
 	case value.Bytes:
-		out = base64.StdEncoding.EncodeToString(v.B)
+		out = base64.StdEncoding.EncodeToString(v.Bytes())
 	case value.JSON:
 		if json.Valid([]byte(v.S)) {
 			return json.RawMessage(v.S)
 		}
 		out = v.S
 	case value.List:
-		parts := make([]json.RawMessage, len(v.L))
-		for i, e := range v.L {
+		parts := make([]json.RawMessage, len(v.List()))
+		for i, e := range v.List() {
 			parts[i] = plainJSON(e)
 		}
 		out = parts

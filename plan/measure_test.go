@@ -292,7 +292,7 @@ lint: {ignore: [key.incomplete]}
 	p, err := mapping.Compile(cfg, schema, mapping.Options{})
 	require.NoError(t, err)
 	require.Equal(t, mapping.TypeB, p.Table.PK.Type)
-	tag := value.Value{Kind: value.Bytes, B: []byte{0x00, 0xff, 'a'}}
+	tag := value.BytesValue([]byte{0x00, 0xff, 'a'})
 	rows := map[string][]value.Row{"tags": {{value.IntValue(1), tag}, {value.IntValue(2), tag}}}
 	rep, err := Run(context.Background(), Input{Plan: p, Schema: schema, Snapshot: &memSnapshot{rows: rows}}, Options{Readers: 1, ShardsPerEntity: 1})
 	require.NoError(t, err)

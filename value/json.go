@@ -25,17 +25,17 @@ func (v Value) MarshalJSON() ([]byte, error) {
 	case Null:
 		return json.Marshal(w)
 	case List:
-		w.L = v.L
+		w.L = v.List()
 		if w.L == nil {
 			w.L = []Value{}
 		}
 		return json.Marshal(w)
 	case Bytes:
-		s = base64.StdEncoding.EncodeToString(v.B)
+		s = base64.StdEncoding.EncodeToString(v.Bytes())
 	case Date, Timestamp:
-		s = v.T.UTC().Format(time.RFC3339Nano)
+		s = v.Time().Format(time.RFC3339Nano)
 	case Float:
-		s = strconv.FormatFloat(v.F, 'g', -1, 64)
+		s = strconv.FormatFloat(v.Float(), 'g', -1, 64)
 	default:
 		s = v.Text()
 	}
@@ -63,7 +63,7 @@ func (v *Value) UnmarshalJSON(data []byte) error {
 		return nil
 	}
 	if v.Kind == List {
-		v.L = w.L
+		*v = ListValue(w.L)
 		return nil
 	}
 	if w.V == nil {
@@ -81,12 +81,17 @@ func (v *Value) UnmarshalJSON(data []byte) error {
 			v.I = 1
 		}
 	case Float:
-		v.F, err = strconv.ParseFloat(s, 64)
+		var f float64
+		f, err = strconv.ParseFloat(s, 64)
+		*v = FloatValue(f)
 	case Bytes:
-		v.B, err = base64.StdEncoding.DecodeString(s)
+		var b []byte
+		b, err = base64.StdEncoding.DecodeString(s)
+		*v = BytesValue(b)
 	case Date, Timestamp:
-		v.T, err = time.Parse(time.RFC3339Nano, s)
-		v.T = v.T.UTC()
+		var t time.Time
+		t, err = time.Parse(time.RFC3339Nano, s)
+		*v = instant(v.Kind, t)
 	default:
 		v.S = s
 	}

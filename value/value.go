@@ -11,8 +11,10 @@ package value
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"time"
+	"unsafe"
 )
 
 // Kind says which field of a Value holds the data.
@@ -43,28 +45,70 @@ func (k Kind) String() string {
 }
 
 // Value is one normalized column value. It is a plain struct rather than an
-// interface so that rows can be built without boxing every column.
+// interface so that rows can be built without boxing every column, and it
+// is kept to 40 bytes: sync holds the key values of every row a round
+// touches and reads rows by the hundred thousand, so each byte of a Value
+// is paid in allocation and in the collector's marking. The kinds share
+// the fields: a float keeps its bits in I, bytes are held as a string, an
+// instant is its Unix seconds in I and its nanoseconds in nsec, and a
+// list, rare, sits behind a pointer. The accessors (Float, Bytes, Time,
+// List) read them back.
 type Value struct {
 	Kind Kind
-	I    int64
-	F    float64
+	nsec int32 // Date, Timestamp: nanoseconds within the second
+	I    int64 // Int, Bool (0 or 1); Float: its IEEE 754 bits; Date, Timestamp: Unix seconds
 	S    string
-	B    []byte
-	T    time.Time
-	L    []Value
+	l    *[]Value
 }
 
 // Constructors keep call sites short and make the kind explicit.
 
-func NullValue() Value                 { return Value{} }
-func IntValue(i int64) Value           { return Value{Kind: Int, I: i} }
-func DecimalValue(s string) Value      { return Value{Kind: Decimal, S: s} }
-func FloatValue(f float64) Value       { return Value{Kind: Float, F: f} }
-func StringValue(s string) Value       { return Value{Kind: String, S: s} }
-func BytesValue(b []byte) Value        { return Value{Kind: Bytes, B: b} }
-func JSONValue(s string) Value         { return Value{Kind: JSON, S: s} }
-func ListValue(l []Value) Value        { return Value{Kind: List, L: l} }
-func TimestampValue(t time.Time) Value { return Value{Kind: Timestamp, T: t.UTC()} }
+func NullValue() Value            { return Value{} }
+func IntValue(i int64) Value      { return Value{Kind: Int, I: i} }
+func DecimalValue(s string) Value { return Value{Kind: Decimal, S: s} }
+func FloatValue(f float64) Value  { return Value{Kind: Float, I: int64(math.Float64bits(f))} }
+func StringValue(s string) Value  { return Value{Kind: String, S: s} }
+func JSONValue(s string) Value    { return Value{Kind: JSON, S: s} }
+
+// BytesValue returns a Bytes value holding a copy of b, so that a driver
+// may reuse its buffer.
+func BytesValue(b []byte) Value { return Value{Kind: Bytes, S: string(b)} }
+
+// ListValue returns a List value of l (nil or empty: an empty list).
+func ListValue(l []Value) Value { return Value{Kind: List, l: &l} }
+
+// TimestampValue returns a Timestamp value of the instant t.
+func TimestampValue(t time.Time) Value { return instant(Timestamp, t) }
+
+func instant(k Kind, t time.Time) Value {
+	return Value{Kind: k, I: t.Unix(), nsec: int32(t.Nanosecond())}
+}
+
+// Float is a Float value's number.
+func (v Value) Float() float64 { return math.Float64frombits(uint64(v.I)) }
+
+// Bytes is a Bytes value's bytes. They share the value's memory: the
+// caller reads them and never writes to them. Empty bytes are an empty
+// slice, never nil: a nil B attribute is written {"B":null}, which
+// DynamoDB refuses.
+func (v Value) Bytes() []byte {
+	if v.S == "" {
+		return []byte{}
+	}
+	return unsafe.Slice(unsafe.StringData(v.S), len(v.S))
+}
+
+// Time is a Date or Timestamp value's instant, in UTC (a Date's is its
+// day at 00:00).
+func (v Value) Time() time.Time { return time.Unix(v.I, int64(v.nsec)).UTC() }
+
+// List is a List value's elements.
+func (v Value) List() []Value {
+	if v.l == nil {
+		return nil
+	}
+	return *v.l
+}
 
 // BoolValue returns a Bool value.
 func BoolValue(b bool) Value {
@@ -78,7 +122,7 @@ func BoolValue(b bool) Value {
 // own location (a DATE column has no zone; drivers hand it over as midnight).
 func DateValue(t time.Time) Value {
 	y, m, d := t.Date()
-	return Value{Kind: Date, T: time.Date(y, m, d, 0, 0, 0, 0, time.UTC)}
+	return instant(Date, time.Date(y, m, d, 0, 0, 0, 0, time.UTC))
 }
 
 // IsNull reports whether v is SQL NULL.
@@ -98,21 +142,21 @@ func (v Value) Text() string {
 	case Decimal, String, JSON:
 		return v.S
 	case Float:
-		return strconv.FormatFloat(v.F, 'g', -1, 64)
+		return strconv.FormatFloat(v.Float(), 'g', -1, 64)
 	case Bool:
 		if v.I != 0 {
 			return "true"
 		}
 		return "false"
 	case Bytes:
-		return fmt.Sprintf("%x", v.B)
+		return fmt.Sprintf("%x", v.S)
 	case Date:
-		return v.T.Format(DateLayout)
+		return v.Time().Format(DateLayout)
 	case Timestamp:
-		return v.T.Format(TimestampLayout)
+		return v.Time().Format(TimestampLayout)
 	case List:
 		s := "["
-		for i, e := range v.L {
+		for i, e := range v.List() {
 			if i > 0 {
 				s += ","
 			}
@@ -141,19 +185,20 @@ func Equal(a, b Value) bool {
 	case Int, Bool:
 		return a.I == b.I
 	case Float:
-		return a.F == b.F
+		return a.Float() == b.Float()
 	case Decimal, String, JSON:
 		return a.S == b.S
 	case Bytes:
-		return string(a.B) == string(b.B)
+		return a.S == b.S
 	case Date, Timestamp:
-		return a.T.Equal(b.T)
+		return a.I == b.I && a.nsec == b.nsec
 	case List:
-		if len(a.L) != len(b.L) {
+		al, bl := a.List(), b.List()
+		if len(al) != len(bl) {
 			return false
 		}
-		for i := range a.L {
-			if !Equal(a.L[i], b.L[i]) {
+		for i := range al {
+			if !Equal(al[i], bl[i]) {
 				return false
 			}
 		}
@@ -171,9 +216,9 @@ func AppendText(dst []byte, v Value) []byte {
 	case Decimal, String, JSON:
 		return append(dst, v.S...)
 	case Date:
-		return v.T.AppendFormat(dst, DateLayout)
+		return v.Time().AppendFormat(dst, DateLayout)
 	case Timestamp:
-		return v.T.AppendFormat(dst, TimestampLayout)
+		return v.Time().AppendFormat(dst, TimestampLayout)
 	}
 	return append(dst, v.Text()...)
 }

@@ -168,10 +168,10 @@ func TestDecodeEmptyBlobIsNotNull(t *testing.T) {
 	got, err := decode(sql.RawBytes{}, value.Bytes)
 	require.NoError(t, err)
 	require.Equal(t, value.Bytes, got.Kind)
-	require.NotNil(t, got.B)
+	require.NotNil(t, got.Bytes())
 	text, err := binlogText([]byte{}, &source.Column{Name: "c", DBType: "blob"})
 	require.NoError(t, err)
 	got, err = decode(text, value.Bytes)
 	require.NoError(t, err)
-	require.NotNil(t, got.B)
+	require.NotNil(t, got.Bytes())
 }

@@ -165,15 +165,15 @@ func arg(v value.Value) any {
 	case value.Int:
 		return v.I
 	case value.Float:
-		return v.F
+		return v.Float()
 	case value.Bool:
 		return v.I != 0
 	case value.Bytes:
-		return v.B
+		return v.Bytes()
 	case value.Date:
-		return v.T.Format(value.DateLayout)
+		return v.Time().Format(value.DateLayout)
 	case value.Timestamp:
-		return v.T.Format("2006-01-02 15:04:05.999999")
+		return v.Time().Format("2006-01-02 15:04:05.999999")
 	}
 	return v.S
 }

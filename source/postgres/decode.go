@@ -113,13 +113,13 @@ func arg(v value.Value) any {
 		// type exactly.
 		return v.S
 	case value.Float:
-		return v.F
+		return v.Float()
 	case value.Bool:
 		return v.I != 0
 	case value.Bytes:
-		return v.B
+		return v.Bytes()
 	case value.Date, value.Timestamp:
-		return v.T
+		return v.Time()
 	}
 	return v.S
 }
