@@ -1,7 +1,9 @@
 package cdc
 
 import (
+	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -330,16 +332,34 @@ const writeSlice = 4096
 func ordered(m map[string][]value.Value) []keyedRow {
 	out := make([]keyedRow, 0, len(m))
 	for k, v := range m {
-		out = append(out, keyedRow{k, v})
+		out = append(out, keyedRow{encoded: k, key: v, prefix: prefixOf(k)})
 	}
-	slices.SortFunc(out, func(a, b keyedRow) int { return strings.Compare(a.encoded, b.encoded) })
+	// A fan-out's round sorts hundreds of thousands of rows: most pairs
+	// differ in their first eight bytes, which compare as one integer.
+	slices.SortFunc(out, func(a, b keyedRow) int {
+		if c := cmp.Compare(a.prefix, b.prefix); c != 0 {
+			return c
+		}
+		return strings.Compare(a.encoded, b.encoded)
+	})
 	return out
 }
 
-// keyedRow is an affected row's key and its encoding (rowKey).
+// prefixOf is the first eight bytes of s as a big-endian integer, zeros
+// past its end: two encodings whose prefixes differ are in the order of
+// their prefixes, and equal prefixes say nothing.
+func prefixOf(s string) uint64 {
+	var b [8]byte
+	copy(b[:], s)
+	return binary.BigEndian.Uint64(b[:])
+}
+
+// keyedRow is an affected row's key, its encoding (rowKey) and the
+// encoding's prefix (prefixOf), by which rows are ordered first.
 type keyedRow struct {
 	encoded string
 	key     []value.Value
+	prefix  uint64
 }
 
 // derive reads an entity's affected rows as they are now and builds their
@@ -351,7 +371,7 @@ func (r *round) derive(ctx context.Context, rd source.Reader, ep *mapping.Entity
 		nests = append(nests, np.Query)
 	}
 	nkey := len(ep.Query.Key)
-	found := map[string]*derived{}
+	found := make(map[string]*derived, len(keys))
 	// Items are built as migrate builds them: encoded once from their
 	// attributes, which come from the arena's blocks, instead of a map of
 	// single allocations the writer encodes later. A block lives as long
@@ -457,17 +477,45 @@ func putterOf(rows []*derived, key string) *derived {
 }
 
 // stale is the old keys of rows that no row of the round puts: the items
-// to delete.
+// to delete. An old key the row itself puts again, the common case (an
+// update that moves no item), needs no look-up in the round's owners.
 func (r *round) stale(rows []*derived) map[string]bool {
 	dels := map[string]bool{}
 	for _, d := range rows {
 		for _, k := range d.old {
+			if d.puts(k) {
+				continue
+			}
 			if _, put := r.owners[hashOf(k)]; !put {
 				dels[k] = true
 			}
 		}
 	}
 	return dels
+}
+
+// puts reports whether one of d's items has the key k.
+func (d *derived) puts(k string) bool {
+	for i := range d.items {
+		if d.items[i].Key == k {
+			return true
+		}
+	}
+	return false
+}
+
+// keysChanged reports whether d's items have other keys, or the same in
+// another order, than the row index records for it.
+func (d *derived) keysChanged() bool {
+	if len(d.items) != len(d.old) {
+		return true
+	}
+	for i, k := range d.old {
+		if d.items[i].Key != k {
+			return true
+		}
+	}
+	return false
 }
 
 // write records the intent in the row index, writes puts and deletes, and
@@ -479,16 +527,21 @@ func (r *round) write(ctx context.Context, rows []*derived) error {
 		return err
 	}
 	dels := r.stale(rows)
-	// Intent: every key a row had or is about to have.
+	// Intent: every key a row had or is about to have. Most rows put
+	// again the keys they had: they have no intent to record, and nothing
+	// is allocated for them.
 	var intents []statestore.Entry
 	for _, d := range rows {
-		union := slices.Clone(d.old)
+		var union []string
 		for i := range d.items {
-			if !slices.Contains(union, d.items[i].Key) {
-				union = append(union, d.items[i].Key)
+			if k := d.items[i].Key; !slices.Contains(d.old, k) && !slices.Contains(union, k) {
+				if union == nil {
+					union = slices.Clone(d.old)
+				}
+				union = append(union, k)
 			}
 		}
-		if len(union) != len(d.old) {
+		if union != nil {
 			intents = append(intents, statestore.Entry{Entity: d.entity.Name, Row: d.key, Keys: union})
 		}
 	}
@@ -509,13 +562,14 @@ func (r *round) write(ctx context.Context, rows []*derived) error {
 	r.counts.ItemsDeleted += int64(len(dels))
 	var written []statestore.Entry
 	for _, d := range rows {
+		if !d.keysChanged() {
+			continue
+		}
 		keys := make([]string, len(d.items))
 		for i := range d.items {
 			keys[i] = d.items[i].Key
 		}
-		if !slices.Equal(keys, d.old) {
-			written = append(written, statestore.Entry{Entity: d.entity.Name, Row: d.key, Keys: keys})
-		}
+		written = append(written, statestore.Entry{Entity: d.entity.Name, Row: d.key, Keys: keys})
 	}
 	if err := store.SetKeys(ctx, written); err != nil {
 		return fmt.Errorf("recording written keys in the row index: %w", err)

@@ -66,4 +66,16 @@ func TestOrderedKeepsNeighboursTogether(t *testing.T) {
 		names = append(names, k.key[0].S)
 	}
 	require.Equal(t, []string{"Db3n1d1", "Db3n1d2", "Db7n1d1", "Db7n2d1"}, names)
+
+	// Encodings that share their first eight bytes (the prefix compared
+	// as one integer) are ordered by the rest of their text.
+	long := affected{}
+	for _, s := range []string{"database-0010", "database-0002", "database-0001", "databasf", "database"} {
+		long.add(nil, []value.Value{value.StringValue(s)})
+	}
+	names = nil
+	for _, k := range ordered(long[nil]) {
+		names = append(names, k.key[0].S)
+	}
+	require.Equal(t, []string{"database", "databasf", "database-0001", "database-0002", "database-0010"}, names)
 }

@@ -86,9 +86,7 @@ func (f *File) Keys(_ context.Context, entity string, rows [][]byte) ([][]string
 	f.calls.Add(1)
 	out := make([][]string, len(rows))
 	err := f.index.view(func(tx *indexTx) error {
-		for i, r := range rows {
-			out[i] = tx.keys(entity, r)
-		}
+		tx.keysOf(entity, rows, out)
 		return nil
 	})
 	if err != nil {

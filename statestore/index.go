@@ -1,6 +1,7 @@
 package statestore
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -74,11 +75,28 @@ type indexTx struct{ tx *bolt.Tx }
 
 // keys returns the item keys recorded for a row.
 func (t *indexTx) keys(entity string, row []byte) []string {
+	out := make([][]string, 1)
+	t.keysOf(entity, [][]byte{row}, out)
+	return out[0]
+}
+
+// keysOf sets out[i] to the item keys recorded for rows[i] (nil: none).
+// It finds the entity's bucket once and moves one cursor from row to
+// row: a Get per row looks the bucket up again and allocates a cursor
+// and its path each time, which were a tenth of sync's allocations when
+// a round fans out to hundreds of thousands of rows (sorted rows, as a
+// round reads them, also walk the tree forward).
+func (t *indexTx) keysOf(entity string, rows [][]byte, out [][]string) {
 	b := t.tx.Bucket([]byte(entity))
 	if b == nil {
-		return nil
+		return
 	}
-	return decodeKeys(b.Get(row))
+	c := b.Cursor()
+	for i, r := range rows {
+		if k, v := c.Seek(r); bytes.Equal(k, r) {
+			out[i] = decodeKeys(v)
+		}
+	}
 }
 
 // set records a row's item keys; none removes the row.

@@ -30,3 +30,41 @@ func TestIndexKeepsItemKeys(t *testing.T) {
 	_, err = openIndex(path)
 	require.ErrorContains(t, err, "locked by another process")
 }
+
+// keysOf reads many rows with one cursor, in any order: a row missing
+// between two recorded ones, a row that is a prefix of a recorded one
+// (the cursor lands on the longer key) and a row past the last read
+// nothing, and the others their own keys.
+func TestIndexReadsManyRowsWithOneCursor(t *testing.T) {
+	ix, err := openIndex(filepath.Join(t.TempDir(), "x.index"))
+	require.NoError(t, err)
+	defer ix.Close()
+	recorded := map[string][]string{"b": {"kb"}, "bb": {"kbb"}, "d": {"kd1", "kd2"}, "f": {"kf"}}
+	require.NoError(t, ix.update(func(tx *indexTx) error {
+		for row, keys := range recorded {
+			if err := tx.set("e", []byte(row), keys); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	rows := []string{"f", "a", "b", "c", "bb", "d", "z", "b"}
+	out := make([][]string, len(rows))
+	raw := make([][]byte, len(rows))
+	for i, r := range rows {
+		raw[i] = []byte(r)
+	}
+	require.NoError(t, ix.view(func(tx *indexTx) error {
+		tx.keysOf("e", raw, out)
+		return nil
+	}))
+	for i, r := range rows {
+		require.Equal(t, recorded[r], out[i], "row %q", r)
+	}
+	require.NoError(t, ix.view(func(tx *indexTx) error {
+		none := make([][]string, 1)
+		tx.keysOf("missing", raw[:1], none)
+		require.Nil(t, none[0])
+		return nil
+	}))
+}
