@@ -371,7 +371,15 @@ func (r *round) derive(ctx context.Context, rd source.Reader, ep *mapping.Entity
 		nests = append(nests, np.Query)
 	}
 	nkey := len(ep.Query.Key)
-	found := make(map[string]*derived, len(keys))
+	// A row read is found among keys by its encoding, written into one
+	// scratch buffer: the row takes the encoding rks already holds, so a
+	// fan-out's hundreds of thousands of rows allocate no key of their own.
+	pos := make(map[string]int, len(rks))
+	for i, rk := range rks {
+		pos[string(rk)] = i
+	}
+	out := make([]*derived, len(keys))
+	var scratch []byte
 	// Items are built as migrate builds them: encoded once from their
 	// attributes, which come from the arena's blocks, instead of a map of
 	// single allocations the writer encodes later. A block lives as long
@@ -379,8 +387,12 @@ func (r *round) derive(ctx context.Context, rd source.Reader, ep *mapping.Entity
 	var arena mapping.Arena
 	for chunk := range slices.Chunk(keys, readChunk) {
 		err := rd.ReadKeys(ctx, ep.Query, nests, chunk, func(row value.Row, nested [][]value.Row) error {
-			k := rowKey(row[:nkey])
-			d := &derived{entity: ep, key: k}
+			scratch = appendRowKey(scratch[:0], row[:nkey])
+			i, ok := pos[string(scratch)]
+			if !ok {
+				return nil // not a key asked for
+			}
+			d := &derived{entity: ep, key: rks[i]}
 			items, err := ep.BuildNested(row, nested, nil, &arena)
 			if err != nil {
 				if perr := r.rowFailed(ep, row, err); perr != nil {
@@ -389,7 +401,7 @@ func (r *round) derive(ctx context.Context, rd source.Reader, ep *mapping.Entity
 				items = nil
 			}
 			d.items = items
-			found[string(k)] = d
+			out[i] = d
 			return nil
 		})
 		if err != nil {
@@ -400,13 +412,10 @@ func (r *round) derive(ctx context.Context, rd source.Reader, ep *mapping.Entity
 			return nil, fmt.Errorf("reading entity %s rows by key: %w", ep.Name, err)
 		}
 	}
-	out := make([]*derived, 0, len(keys))
-	for _, rk := range rks {
-		if d := found[string(rk)]; d != nil {
-			out = append(out, d)
-			continue
+	for i, d := range out {
+		if d == nil { // the row is gone: it has no items now
+			out[i] = &derived{entity: ep, key: rks[i]}
 		}
-		out = append(out, &derived{entity: ep, key: rk})
 	}
 	return out, nil
 }

@@ -9,12 +9,18 @@ import (
 // rowKey encodes a source key: per column its kind and its text, length
 // prefixed, so that distinct keys never encode alike.
 func rowKey(vals []value.Value) []byte {
-	var out []byte
+	return appendRowKey(make([]byte, 0, 16*len(vals)), vals)
+}
+
+// appendRowKey appends the encoding of vals (rowKey) to dst.
+func appendRowKey(dst []byte, vals []value.Value) []byte {
+	// Most keys' texts fit this buffer, which then stays on the stack.
+	var buf [48]byte
 	for _, v := range vals {
-		out = append(out, byte(v.Kind))
-		text := value.AppendText(nil, v)
-		out = binary.AppendUvarint(out, uint64(len(text)))
-		out = append(out, text...)
+		dst = append(dst, byte(v.Kind))
+		text := value.AppendText(buf[:0], v)
+		dst = binary.AppendUvarint(dst, uint64(len(text)))
+		dst = append(dst, text...)
 	}
-	return out
+	return dst
 }

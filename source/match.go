@@ -120,7 +120,7 @@ func ReadKeys(ctx context.Context, tx Tx, d Dialect, conv func(value.Value) any,
 		return nil
 	}
 	nkey := len(q.Key)
-	var page []value.Row
+	page := make([]value.Row, 0, len(keys)) // a row a key, at most
 	if err := tx.Query(ctx, KeysSQL(d, q, keys, conv), q.Columns, func(row value.Row) error {
 		page = append(page, row)
 		return nil
