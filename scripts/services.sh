@@ -235,9 +235,26 @@ stop_all() {
 	fi
 }
 
+# stale_slots names the inactive replication slots that hold more than
+# 1 GB of WAL. A sync, bench or fuzz run killed before its cleanup leaves
+# its slot and database behind, and the slot keeps every WAL segment from
+# then on: one held 35 GB and filled this machine's disk. Dropping the
+# slot's database (DROP DATABASE … WITH (FORCE)) drops the slot with it.
+stale_slots() {
+	command -v psql >/dev/null || return 0
+	psql "postgres://dynafold:dynafold@127.0.0.1:$PG_PORT/postgres?sslmode=disable" -Atc \
+		"SELECT slot_name, database, pg_size_pretty(pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn))
+		   FROM pg_replication_slots
+		  WHERE NOT active AND pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn) > 1e9" 2>/dev/null |
+		while IFS='|' read -r slot db held; do
+			echo "          inactive slot $slot (database $db) holds $held of WAL: drop it with pg_drop_replication_slot('$slot') or drop its database"
+		done
+}
+
 status() {
 	local ok=0
 	port_open "$PG_PORT" && echo "postgres  up   127.0.0.1:$PG_PORT" || { echo "postgres  down"; ok=1; }
+	port_open "$PG_PORT" && stale_slots
 	port_open "$MY_PORT" && echo "mariadb   up   127.0.0.1:$MY_PORT" || { echo "mariadb   down"; ok=1; }
 	port_open "$DDB_PORT" && echo "dynalite  up   127.0.0.1:$DDB_PORT" || { echo "dynalite  down"; ok=1; }
 	port_open "$S3_PORT" && echo "s3rver    up   127.0.0.1:$S3_PORT" || { echo "s3rver    down"; ok=1; }
