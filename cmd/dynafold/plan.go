@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/spf13/cobra"
@@ -20,10 +21,10 @@ import (
 
 // targetTimeout bounds describing the target: it is optional, and an
 // endpoint that accepts and never answers must not hold the plan up. A
-// refused connection fails at once (no retries); the bound only meets a
-// slow answer, so it is generous: a busy endpoint (one dynalite serving a
-// whole test run) took over 5 s to describe a table, and the plan then
-// lost the table's capacity.
+// refused connection fails at once (one retry, 100 ms later at most, see
+// briefTable); the bound only meets a slow answer, so it is generous: a
+// busy endpoint (one dynalite serving a whole test run) took over 5 s to
+// describe a table, and the plan then lost the table's capacity.
 const targetTimeout = 20 * time.Second
 
 func (a *app) planCommand() *cobra.Command {
@@ -231,7 +232,7 @@ func (a *app) describeTarget(ctx context.Context, l *loaded, ts *mapping.TableSc
 		info.Error = err.Error()
 		return info
 	}
-	api := onceTable{client}
+	api := briefTable{client}
 	out, err := api.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(ts.Name)})
 	var nf *types.ResourceNotFoundException
 	switch {
@@ -255,10 +256,15 @@ func (a *app) describeTarget(ctx context.Context, l *loaded, ts *mapping.TableSc
 	return info
 }
 
-// onceTable describes without the client's retries: an unreachable
-// endpoint should be reported at once, not after minutes of back-off.
-type onceTable struct{ *dynamodb.Client }
+// briefTable describes with two attempts at most, 100 ms apart at most,
+// instead of the client's retries: an unreachable endpoint should be
+// reported at once, not after minutes of back-off. Two, not one: the SDK
+// sends a POST once on its own, and a describe sent on a kept-alive
+// connection the endpoint has just closed would fail the target check.
+type briefTable struct{ *dynamodb.Client }
 
-func (c onceTable) DescribeTable(ctx context.Context, in *dynamodb.DescribeTableInput, opts ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error) {
-	return c.Client.DescribeTable(ctx, in, append(opts, func(o *dynamodb.Options) { o.Retryer = aws.NopRetryer{} })...)
+func (c briefTable) DescribeTable(ctx context.Context, in *dynamodb.DescribeTableInput, opts ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error) {
+	return c.Client.DescribeTable(ctx, in, append(opts, func(o *dynamodb.Options) {
+		o.Retryer = retry.AddWithMaxBackoffDelay(retry.AddWithMaxAttempts(retry.NewStandard(), 2), 100*time.Millisecond)
+	})...)
 }
