@@ -276,13 +276,12 @@ func (r *round) forks(ctx context.Context, rd source.Reader, nslices int) ([]sou
 // readSlice reads a slice's rows from the source and their keys from the
 // row index, at once.
 func (r *round) readSlice(ctx context.Context, rd source.Reader, ep *mapping.EntityPlan, slice []keyedRow) ([]*derived, error) {
-	keys := make([][]value.Value, len(slice))
 	rks := make([][]byte, len(slice))
 	for i, row := range slice {
-		keys[i], rks[i] = row.key, []byte(row.encoded)
+		rks[i] = []byte(row.encoded)
 	}
 	old := r.readOld(ctx, ep, rks)
-	rows, err := r.derive(ctx, rd, ep, keys, rks)
+	rows, err := r.derive(ctx, rd, ep, slice, rks)
 	olds, oerr := old()
 	if err != nil {
 		return nil, err
@@ -363,9 +362,9 @@ type keyedRow struct {
 }
 
 // derive reads an entity's affected rows as they are now and builds their
-// items, in the order of keys (rks are the keys encoded). A key that reads
-// no row yields a row with no items.
-func (r *round) derive(ctx context.Context, rd source.Reader, ep *mapping.EntityPlan, keys [][]value.Value, rks [][]byte) ([]*derived, error) {
+// items, in the order of slice (rks are its encodings as bytes, which the
+// rows keep). A key that reads no row yields a row with no items.
+func (r *round) derive(ctx context.Context, rd source.Reader, ep *mapping.EntityPlan, slice []keyedRow, rks [][]byte) ([]*derived, error) {
 	var nests []*source.Query
 	for _, np := range ep.Nests() {
 		nests = append(nests, np.Query)
@@ -374,9 +373,11 @@ func (r *round) derive(ctx context.Context, rd source.Reader, ep *mapping.Entity
 	// A row read is found among keys by its encoding, written into one
 	// scratch buffer: the row takes the encoding rks already holds, so a
 	// fan-out's hundreds of thousands of rows allocate no key of their own.
-	pos := make(map[string]int, len(rks))
-	for i, rk := range rks {
-		pos[string(rk)] = i
+	keys := make([][]value.Value, len(slice))
+	pos := make(map[string]int, len(slice))
+	for i, row := range slice {
+		keys[i] = row.key
+		pos[row.encoded] = i // the slice's own strings: no copy per row
 	}
 	out := make([]*derived, len(keys))
 	var scratch []byte

@@ -196,9 +196,12 @@ start_s3rver() {
 	log "s3rver started on 127.0.0.1:$S3_PORT"
 }
 
+# pg_dsn is the test PostgreSQL server's DSN, as the tests get it.
+pg_dsn() { echo "postgres://dynafold:dynafold@127.0.0.1:$PG_PORT/postgres?sslmode=disable"; }
+
 write_env() {
 	cat >"$STATE/env" <<-EOF
-		export DYNAFOLD_TEST_PG_DSN='postgres://dynafold:dynafold@127.0.0.1:$PG_PORT/postgres?sslmode=disable'
+		export DYNAFOLD_TEST_PG_DSN='$(pg_dsn)'
 		export DYNAFOLD_TEST_MYSQL_DSN='dynafold:dynafold@tcp(127.0.0.1:$MY_PORT)/'
 		export DYNAFOLD_TEST_DYNAMODB_ENDPOINT='http://127.0.0.1:$DDB_PORT'
 		export DYNAFOLD_TEST_S3_ENDPOINT='http://127.0.0.1:$S3_PORT'
@@ -242,7 +245,7 @@ stop_all() {
 # slot's database (DROP DATABASE … WITH (FORCE)) drops the slot with it.
 stale_slots() {
 	command -v psql >/dev/null || return 0
-	psql "postgres://dynafold:dynafold@127.0.0.1:$PG_PORT/postgres?sslmode=disable" -Atc \
+	psql "$(pg_dsn)" -Atc \
 		"SELECT slot_name, database, pg_size_pretty(pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn))
 		   FROM pg_replication_slots
 		  WHERE NOT active AND pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn) > 1e9" 2>/dev/null |

@@ -73,13 +73,6 @@ func (ix *rowIndex) view(fn func(*indexTx) error) error {
 
 type indexTx struct{ tx *bolt.Tx }
 
-// keys returns the item keys recorded for a row.
-func (t *indexTx) keys(entity string, row []byte) []string {
-	out := make([][]string, 1)
-	t.keysOf(entity, [][]byte{row}, out)
-	return out[0]
-}
-
 // keysOf sets out[i] to the item keys recorded for rows[i] (nil: none).
 // It finds the entity's bucket once and moves one cursor from row to
 // row: a Get per row looks the bucket up again and allocates a cursor

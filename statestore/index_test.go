@@ -7,6 +7,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// keys is the item keys recorded for one row.
+func (t *indexTx) keys(entity string, row []byte) []string {
+	out := make([][]string, 1)
+	t.keysOf(entity, [][]byte{row}, out)
+	return out[0]
+}
+
 func TestIndexKeepsItemKeys(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.index")
 	ix, err := openIndex(path)
