@@ -113,7 +113,7 @@ elif [ "$TIER" = full ]; then
 	for target in FuzzTemplate FuzzLoad FuzzLoadMutated; do
 		gotest "fuzz-$target" -run='^$' -fuzz="^$target\$" -fuzztime="${DYNAFOLD_FUZZTIME:-60s}" ./mapping/ || status=$?
 	done
-	for target in FuzzSignerMatchesTheSDK FuzzParseSuccessAgreesWithTheSDK; do
+	for target in FuzzSignerMatchesTheSDK FuzzParseSuccessAgreesWithTheSDK FuzzWritersAckOnlyWhatArrived; do
 		gotest "fuzz-$target" -run='^$' -fuzz="^$target\$" -fuzztime="${DYNAFOLD_FUZZTIME:-60s}" ./sink/ || status=$?
 	done
 	# The sync fuzzer at full size: every design from both engines,
@@ -155,9 +155,11 @@ else
 	cli=$!
 	gotest race -race -timeout 30m "${RACE_PKGS[@]}" || status=$?
 	gotest plain -timeout 30m "${plain[@]}" || status=$?
-	# The hand-written signer and answer parser, fuzzed against the SDK
-	# for a bounded time on every run (the full tier: a minute each).
-	for target in FuzzSignerMatchesTheSDK FuzzParseSuccessAgreesWithTheSDK; do
+	# The hand-written signer and answer parser, fuzzed against the SDK,
+	# and writers' acknowledgements against what an endpoint with faults
+	# received, for a bounded time on every run (the full tier: a minute
+	# each).
+	for target in FuzzSignerMatchesTheSDK FuzzParseSuccessAgreesWithTheSDK FuzzWritersAckOnlyWhatArrived; do
 		gotest "fuzz-$target" -run='^$' -fuzz="^$target\$" -fuzztime=10s ./sink/ || status=$?
 	done
 	wait "$cli" || status=$?

@@ -26,19 +26,11 @@ import (
 // protocol; fakes in tests, and requests the SDK does not sign with SigV4,
 // go through the client with withBody.
 
-// batchBody encodes pending as a BatchWriteItem request body for table.
-// Items without a pre-encoded Body (deletes, items built outside the
-// migrate hot path) are encoded from their attributes here.
-func batchBody(table string, pending []*mapping.Item) []byte {
-	n := 64 + len(table)
-	for _, it := range pending {
-		n += 32 + len(it.Body)
-		if it.Body == nil {
-			n += it.Size + 16*len(it.Attrs)
-		}
-	}
-	b := newBodyBuffer(n)
-	b = append(b, `{"RequestItems":{`...)
+// appendBatch appends pending, encoded as a BatchWriteItem request body
+// for table, to dst. Items without a pre-encoded Body (deletes, items
+// built outside the migrate hot path) are encoded from their attributes.
+func appendBatch(dst []byte, table string, pending []*mapping.Item) []byte {
+	b := append(dst, `{"RequestItems":{`...)
 	b = ddbjson.AppendString(b, table)
 	b = append(b, ":["...)
 	for i, it := range pending {
@@ -61,71 +53,144 @@ func batchBody(table string, pending []*mapping.Item) []byte {
 	return append(b, `]},"ReturnConsumedCapacity":"TOTAL"}`...)
 }
 
-// Request bodies are recycled: a fresh 10 KB buffer per request was a
-// tenth of the writer's allocations. A body goes back only once the round
-// trip has returned and the body has been closed (sentBody): net/http may
-// still read a body after RoundTrip returns (it closes it when done), and a
-// RoundTripper wrapping it may read it late. A body never closed is left
-// to the garbage collector.
-var bodyBuffers sync.Pool
+// batchSize is a guess of pending's encoded size, to take a buffer that
+// holds it at once.
+func batchSize(table string, pending []*mapping.Item) int {
+	n := 64 + len(table)
+	for _, it := range pending {
+		n += 32 + len(it.Body)
+		if it.Body == nil {
+			n += it.Size + 16*len(it.Attrs)
+		}
+	}
+	return n
+}
 
-// onRecycle, when set by a test, sees every buffer recycled.
-var onRecycle func([]byte)
+// Body is one request body in a pooled buffer (a fresh 10 KB buffer per
+// request was a tenth of the writer's allocations).
+//
+// Ownership is explicit, because a buffer recycled too early is sent as
+// another writer's batch: DynamoDB accepts it (the signature covers the
+// bytes sent) and the first writer acknowledges items that were never
+// written. A Body has one owner, the code that encoded it (the writer's
+// attempt), which holds it until every send of it has returned, retries
+// of an unreachable endpoint included (ReachGuard sends one body again),
+// and then calls Release once. A transport that may read the body after
+// the send returned (net/http closes a request body when it is done with
+// it, possibly later, from its own goroutine) reads it through an
+// attempt reader (newAttempt), which holds the buffer until it is closed.
+// The buffer goes back to the pool when the owner and every attempt
+// reader have let go: exactly once. A reader never closed keeps its
+// buffer from the pool, and the garbage collector takes it.
+type Body struct {
+	buf  []byte
+	pool *bodyPool // nil: not pooled
+	// refs counts the owner and the attempt readers not yet closed.
+	refs atomic.Int32
+}
 
-// sentBody is a request body over a pooled buffer. Its buffer is recycled
-// when both holders released it: the sender after the round trip, and the
-// transport by closing it (once; further closes are no-ops).
-type sentBody struct {
+// Bytes is the encoded body. Only its owner reads it, and only before
+// Release.
+func (b *Body) Bytes() []byte { return b.buf }
+
+// Release is the owner's last use of the body: every send of it has
+// returned. Calling it twice is a bug that would hand one buffer to two
+// batches, so it panics instead.
+func (b *Body) Release() { b.unref() }
+
+func (b *Body) unref() {
+	switch n := b.refs.Add(-1); {
+	case n == 0:
+		b.pool.put(b)
+	case n < 0:
+		panic("sink: a request body was released more than once")
+	}
+}
+
+// newAttempt hands a transport the body for one send. The buffer is kept
+// until the reader is closed (once; further closes do nothing).
+func (b *Body) newAttempt() *attemptReader {
+	b.refs.Add(1)
+	return &attemptReader{Reader: bytes.NewReader(b.buf), body: b}
+}
+
+// attemptReader is a Body read by one send.
+type attemptReader struct {
 	*bytes.Reader
-	buf    []byte
-	refs   atomic.Int32
+	body   *Body
 	closed atomic.Bool
 }
 
-func newSentBody(buf []byte) *sentBody {
-	b := &sentBody{Reader: bytes.NewReader(buf), buf: buf}
-	b.refs.Store(2)
-	return b
-}
-
-func (b *sentBody) Close() error {
-	if b.closed.CompareAndSwap(false, true) {
-		b.release()
+func (r *attemptReader) Close() error {
+	if r.closed.CompareAndSwap(false, true) {
+		r.body.unref()
 	}
 	return nil
 }
 
-func (b *sentBody) release() {
-	if b.refs.Add(-1) == 0 {
-		recycleBody(b.buf)
-	}
+// bodyPool recycles request buffers. Each writer takes its bodies from
+// one (sharedBodies, or a test's own, whose hooks see each body).
+type bodyPool struct {
+	buffers sync.Pool
+	// made and recycled, when set by a test, see every body made and
+	// every body whose buffer goes back.
+	made, recycled func(*Body)
 }
+
+// sharedBodies is the pool every writer uses.
+var sharedBodies = &bodyPool{}
 
 // maxRecycled: larger bodies (items of hundreds of KB) are not kept.
 const maxRecycled = 256 << 10
 
-func newBodyBuffer(n int) []byte {
-	if p, ok := bodyBuffers.Get().(*[]byte); ok && cap(*p) >= n {
-		return (*p)[:0]
+// encode encodes pending as a request body for table, owned by the
+// caller.
+func (p *bodyPool) encode(table string, pending []*mapping.Item) *Body {
+	n := batchSize(table, pending)
+	var buf []byte
+	if b, ok := p.buffers.Get().(*[]byte); ok && cap(*b) >= n {
+		buf = (*b)[:0]
+	} else {
+		buf = make([]byte, 0, n)
 	}
-	return make([]byte, 0, n)
+	body := &Body{buf: appendBatch(buf, table, pending), pool: p}
+	body.refs.Store(1)
+	if p.made != nil {
+		p.made(body)
+	}
+	return body
 }
 
-// recycleBody hands a body's buffer back; nothing may read it after.
-func recycleBody(b []byte) {
-	if onRecycle != nil {
-		onRecycle(b)
+// put takes back the buffer of a body nobody holds any more.
+func (p *bodyPool) put(b *Body) {
+	buf := b.buf
+	if p == nil {
+		return
 	}
-	if cap(b) <= maxRecycled {
-		b = b[:0]
-		bodyBuffers.Put(&b)
+	if p.recycled != nil {
+		p.recycled(b)
 	}
+	b.buf = nil
+	if cap(buf) <= maxRecycled {
+		buf = buf[:0]
+		p.buffers.Put(&buf)
+	}
+}
+
+// unpooledBody is a body no pool recycles (the probe's, tests').
+func unpooledBody(table string, pending []*mapping.Item) *Body {
+	b := &Body{buf: appendBatch(nil, table, pending)}
+	b.refs.Store(1)
+	return b
 }
 
 // withBody makes a BatchWriteItem call send body instead of serializing
 // its input. The input still goes through the SDK's validation and
 // endpoint parameters (the table name), and must describe the same items
-// (fakes in tests read it).
+// (fakes in tests read it). The caller keeps owning body: it is read
+// during the call only, since smithy's HTTP handler closes the reader it
+// gives net/http when the round trip returns, and reads after that get
+// nothing (smithy-go transport/http: Request.Build's safe read closer).
 func withBody(body []byte) func(*dynamodb.Options) {
 	return func(o *dynamodb.Options) {
 		o.Protocol = bodyProtocol{ClientProtocol: o.Protocol, body: body}

@@ -54,7 +54,7 @@ func BenchmarkBatchWriteCall(b *testing.B) {
 			_, err := client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
 				RequestItems:           map[string][]types.WriteRequest{"t": writeRequests(batch)},
 				ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
-			}, noRetry, withBody(batchBody("t", batch)))
+			}, noRetry, withBody(appendBatch(nil, "t", batch)))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -72,10 +72,10 @@ func TestBatchBodyMatchesSDK(t *testing.T) {
 	cases["25 items of 400 KB"] = full
 	for name, pending := range cases {
 		t.Run(name, func(t *testing.T) {
-			requireSameJSON(t, sdkBatchBody(t, "my-table", pending), batchBody("my-table", pending))
+			requireSameJSON(t, sdkBatchBody(t, "my-table", pending), appendBatch(nil, "my-table", pending))
 		})
 	}
-	require.Less(t, len(batchBody("t", full)), MaxBatchBytes, "25 items of 400 KB, base64 included, fit a request")
+	require.Less(t, len(appendBatch(nil, "t", full)), MaxBatchBytes, "25 items of 400 KB, base64 included, fit a request")
 }
 
 // TestWriterSendsBodyThroughSDK: the writer, given a real SDK client, sends
@@ -93,7 +93,7 @@ func TestWriterSendsBodyThroughSDK(t *testing.T) {
 	require.NoError(t, w.Write(context.Background(), batch, res))
 	require.Equal(t, 2, res.acked)
 	// Item 1 has no body and is encoded from a map: compare up to key order.
-	requireSameJSON(t, batchBody("t", batch), rec.Body())
+	requireSameJSON(t, appendBatch(nil, "t", batch), rec.Body())
 	require.Contains(t, string(rec.Body()), "from-body")
 	h := rec.Header()
 	require.Equal(t, "DynamoDB_20120810.BatchWriteItem", h.Get("X-Amz-Target"))
@@ -115,7 +115,7 @@ func TestWriterRetriesUnprocessedFromSDK(t *testing.T) {
 	require.NoError(t, w.Write(context.Background(), batch, res))
 	require.Equal(t, 2, res.acked)
 	require.Equal(t, 2, rec.Requests())
-	require.Equal(t, string(batchBody("t", batch[1:])), string(rec.Body()))
+	require.Equal(t, string(appendBatch(nil, "t", batch[1:])), string(rec.Body()))
 	require.EqualValues(t, 1, w.Stats().UnprocessedItems)
 }
 
@@ -131,7 +131,7 @@ func TestWriterSplitsBodiesOver16MB(t *testing.T) {
 	for i := range MaxBatchItems {
 		batch = append(batch, bodyItem(fmt.Sprintf("k%02d", i), map[string]types.AttributeValue{"v": &types.AttributeValueMemberS{Value: ctrl}}, true))
 	}
-	require.Greater(t, len(batchBody("t", batch)), 3*MaxBatchBytes)
+	require.Greater(t, len(appendBatch(nil, "t", batch)), 3*MaxBatchBytes)
 	res := &countingResults{}
 	require.NoError(t, w.Write(context.Background(), batch, res))
 	require.Equal(t, MaxBatchItems, res.acked)

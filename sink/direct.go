@@ -127,7 +127,7 @@ func (s *DirectSender) probeFor(ctx context.Context, table string) (*probe, erro
 	_, err := s.client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
 		RequestItems:           map[string][]types.WriteRequest{table: {}},
 		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
-	}, noRetry, withBody(batchBody(table, nil)), func(o *dynamodb.Options) { o.HTTPClient = rec })
+	}, noRetry, withBody(unpooledBody(table, nil).Bytes()), func(o *dynamodb.Options) { o.HTTPClient = rec })
 	if rec.req == nil {
 		if err == nil {
 			err = errors.New("the SDK sent no request")
@@ -168,8 +168,10 @@ func signingScope(auth string) (service, region string, ok bool) {
 }
 
 // Send sends body, a BatchWriteItem request body for table, and returns
-// the parsed response, or the error the SDK would return for it.
-func (s *DirectSender) Send(ctx context.Context, table string, body []byte) (*dynamodb.BatchWriteItemOutput, error) {
+// the parsed response, or the error the SDK would return for it. The
+// caller keeps owning body, and may send it again (see Body): the
+// transport reads it through an attempt reader of its own.
+func (s *DirectSender) Send(ctx context.Context, table string, body *Body) (*dynamodb.BatchWriteItemOutput, error) {
 	p, err := s.probeFor(ctx, table)
 	if err != nil {
 		return nil, err
@@ -177,14 +179,11 @@ func (s *DirectSender) Send(ctx context.Context, table string, body []byte) (*dy
 	if p.viaSDK {
 		return nil, ErrViaSDK
 	}
-	req, sent, err := s.request(ctx, p, body)
+	req, err := s.request(ctx, p, body)
 	if err != nil {
 		return nil, opError(err)
 	}
 	resp, err := s.opts.HTTPClient.Do(req)
-	// The round trip has returned: the buffer goes back once the
-	// transport (or whatever wraps it) has closed the body too.
-	sent.release()
 	if err != nil {
 		err = &smithyhttp.RequestSendError{Err: err}
 		if ctx.Err() != nil {
@@ -200,33 +199,36 @@ func (s *DirectSender) Send(ctx context.Context, table string, body []byte) (*dy
 	return out, nil
 }
 
-// request builds and signs the HTTP request. sent is its body, whose
-// buffer is recycled once released by both the caller (after the round
-// trip) and the transport (closing it).
-func (s *DirectSender) request(ctx context.Context, p *probe, body []byte) (req *http.Request, sent *sentBody, err error) {
-	sent = newSentBody(body)
-	req, err = http.NewRequestWithContext(ctx, http.MethodPost, p.url, sent)
+// request builds and signs the HTTP request. Its body is an attempt
+// reader of body, which holds the buffer until the transport closes it
+// (net/http does, even on errors, possibly after Do returned).
+func (s *DirectSender) request(ctx context.Context, p *probe, body *Body) (*http.Request, error) {
+	buf := body.Bytes()
+	creds, err := s.opts.Credentials.Retrieve(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, fmt.Errorf("retrieving AWS credentials: %w", err)
 	}
-	req.ContentLength = int64(len(body))
+	sent := body.newAttempt()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, sent)
+	if err != nil {
+		sent.Close()
+		return nil, err
+	}
+	req.ContentLength = int64(len(buf))
 	// Never replayed by the transport: a retry is a new request.
 	req.GetBody = nil
 	req.Header = p.header.Clone()
-	creds, err := s.opts.Credentials.Retrieve(ctx)
-	if err != nil {
-		return nil, nil, fmt.Errorf("retrieving AWS credentials: %w", err)
-	}
-	sum := sha256.Sum256(body)
+	sum := sha256.Sum256(buf)
 	hash := hex.EncodeToString(sum[:])
 	if p.signer != nil {
 		p.signer.sign(req, creds, hash, req.ContentLength, s.now())
-		return req, sent, nil
+		return req, nil
 	}
 	if err := s.signer.SignHTTP(ctx, creds, req, hash, p.service, p.region, s.now().UTC()); err != nil {
-		return nil, nil, fmt.Errorf("signing BatchWriteItem: %w", err)
+		sent.Close()
+		return nil, fmt.Errorf("signing BatchWriteItem: %w", err)
 	}
-	return req, sent, nil
+	return req, nil
 }
 
 // parse reads resp. The common success answer is read by parseSuccess;

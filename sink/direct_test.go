@@ -72,7 +72,7 @@ func TestDirectSignsAsTheSDK(t *testing.T) {
 			rec := &requestRecorder{}
 			client := dynamodb.New(dynamodb.Options{Region: "eu-west-3", Credentials: creds, HTTPClient: rec, Retryer: aws.NopRetryer{}}, withoutPerAttemptHeaders)
 			batch := benchBatch()
-			body := batchBody("orders", batch)
+			body := appendBatch(nil, "orders", batch)
 			_, err := client.BatchWriteItem(context.Background(), batchInput("orders", batch), noRetry, withBody(body))
 			require.NoError(t, err)
 			sdk := rec.reqs[0]
@@ -81,7 +81,7 @@ func TestDirectSignsAsTheSDK(t *testing.T) {
 
 			d := NewDirectSender(client)
 			d.now = func() time.Time { return signedAt }
-			_, err = d.Send(context.Background(), "orders", batchBody("orders", batch))
+			_, err = d.Send(context.Background(), "orders", unpooledBody("orders", batch))
 			require.NoError(t, err)
 			direct := rec.reqs[len(rec.reqs)-1]
 
@@ -140,8 +140,8 @@ func TestDirectParsesAsTheSDK(t *testing.T) {
 			defer srv.Close()
 			client := localClient(srv.URL)
 			batch := benchBatch()[:3]
-			want, wantErr := client.BatchWriteItem(context.Background(), batchInput("t", batch), noRetry, withBody(batchBody("t", batch)))
-			got, gotErr := NewDirectSender(client).Send(context.Background(), "t", batchBody("t", batch))
+			want, wantErr := client.BatchWriteItem(context.Background(), batchInput("t", batch), noRetry, withBody(appendBatch(nil, "t", batch)))
+			got, gotErr := NewDirectSender(client).Send(context.Background(), "t", unpooledBody("t", batch))
 			if wantErr != nil {
 				require.Error(t, gotErr)
 				require.Equal(t, wantErr.Error(), gotErr.Error())
@@ -204,7 +204,7 @@ func requireBadFirstAnswerSentAgain(t *testing.T, want error, bad func(w http.Re
 		_, _ = io.WriteString(w, body)
 	}))
 	defer srv.Close()
-	_, err := NewDirectSender(localClient(srv.URL)).Send(context.Background(), "t", batchBody("t", benchBatch()))
+	_, err := NewDirectSender(localClient(srv.URL)).Send(context.Background(), "t", unpooledBody("t", benchBatch()))
 	require.ErrorIs(t, err, want)
 	require.Equal(t, classTransient, classify(err))
 
@@ -225,7 +225,7 @@ func TestDirectUnreachable(t *testing.T) {
 	require.NoError(t, err)
 	addr := l.Addr().String()
 	require.NoError(t, l.Close())
-	_, err = NewDirectSender(localClient("http://"+addr)).Send(context.Background(), "t", batchBody("t", benchBatch()))
+	_, err = NewDirectSender(localClient("http://"+addr)).Send(context.Background(), "t", unpooledBody("t", benchBatch()))
 	require.Error(t, err)
 	require.True(t, connerr.Dial(err), "%v", err)
 	require.Equal(t, classTransient, classify(err))
@@ -236,7 +236,7 @@ func TestDirectUnreachable(t *testing.T) {
 func TestDirectProbeFailureIsTheSDKs(t *testing.T) {
 	client := dynamodb.New(dynamodb.Options{Credentials: credentials.NewStaticCredentialsProvider("k", "s", ""), Retryer: aws.NopRetryer{}})
 	_, want := client.BatchWriteItem(context.Background(), batchInput("t", nil), noRetry)
-	_, got := NewDirectSender(client).Send(context.Background(), "t", batchBody("t", nil))
+	_, got := NewDirectSender(client).Send(context.Background(), "t", unpooledBody("t", nil))
 	require.Error(t, want)
 	require.Error(t, got)
 	require.Equal(t, want.Error(), got.Error())
@@ -268,7 +268,7 @@ func TestDirectRecyclesBodies(t *testing.T) {
 	want := map[string]int{}
 	for w := range 8 {
 		for i := range 50 {
-			want[string(batchBody("t", one(w, i)))]++
+			want[string(appendBatch(nil, "t", one(w, i)))]++
 		}
 	}
 	var wg sync.WaitGroup
@@ -277,7 +277,9 @@ func TestDirectRecyclesBodies(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 50 {
-				_, err := d.Send(context.Background(), "t", batchBody("t", one(w, i)))
+				body := sharedBodies.encode("t", one(w, i))
+				_, err := d.Send(context.Background(), "t", body)
+				body.Release()
 				require.NoError(t, err)
 			}
 		}()
@@ -301,7 +303,7 @@ func TestDirectLeavesUnsignedRequestsToTheSDK(t *testing.T) {
 	}))
 	defer srv.Close()
 	client := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), Credentials: aws.AnonymousCredentials{}, Retryer: aws.NopRetryer{}})
-	_, err := NewDirectSender(client).Send(context.Background(), "t", batchBody("t", benchBatch()))
+	_, err := NewDirectSender(client).Send(context.Background(), "t", unpooledBody("t", benchBatch()))
 	require.ErrorIs(t, err, ErrViaSDK)
 
 	w := NewDynamoWriter(NewReachGuard(client), &mapping.TableSchema{Name: "t", PK: mapping.KeyAttr{Name: "PK", Type: mapping.TypeS}}, WriterOptions{})
@@ -360,8 +362,8 @@ func (c *closeLater) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // TestDirectKeepsBodiesUntilClosed: a request body's buffer goes back to
-// the pool only once the round trip has returned and the body has been
-// closed, however late a wrapping RoundTripper closes it.
+// the pool only once its owner released it and the transport closed it,
+// however late a wrapping RoundTripper closes it.
 func TestDirectKeepsBodiesUntilClosed(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -372,12 +374,11 @@ func TestDirectKeepsBodiesUntilClosed(t *testing.T) {
 	late := &closeLater{next: http.DefaultTransport, seq: seq, closed: map[string]int64{}}
 	var mu sync.Mutex
 	recycled := map[string]int64{}
-	onRecycle = func(b []byte) {
+	bodies := &bodyPool{recycled: func(b *Body) {
 		mu.Lock()
-		recycled[string(b)] = seq.Add(1)
+		recycled[string(b.Bytes())] = seq.Add(1)
 		mu.Unlock()
-	}
-	defer func() { onRecycle = nil }()
+	}}
 	client := dynamodb.New(dynamodb.Options{
 		Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), Retryer: aws.NopRetryer{},
 		Credentials: credentials.NewStaticCredentialsProvider("k", "s", ""),
@@ -392,7 +393,9 @@ func TestDirectKeepsBodiesUntilClosed(t *testing.T) {
 			defer wg.Done()
 			for i := range 25 {
 				batch := append([]*mapping.Item{{Body: fmt.Appendf(nil, `{"PK":{"S":"w%di%d"}}`, w, i)}}, base[1:]...)
-				_, err := d.Send(context.Background(), "t", batchBody("t", batch))
+				body := bodies.encode("t", batch)
+				_, err := d.Send(context.Background(), "t", body)
+				body.Release()
 				require.NoError(t, err)
 			}
 		}()

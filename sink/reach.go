@@ -60,21 +60,29 @@ func NewReachGuard(client *dynamodb.Client) *ReachGuard {
 	return &ReachGuard{api: client, direct: NewDirectSender(client), retryer: r, endpoint: endpoint, sleep: retry.Sleep}
 }
 
+// SendThroughSDK makes the guard send every body through the client's
+// BatchWriteItem (the SDK's middleware stack) instead of the
+// DirectSender: slower, and a way to tell a fault of the direct path from
+// one of the endpoint.
+func (g *ReachGuard) SendThroughSDK() { g.direct = nil }
+
 // BatchWriteItem implements BatchWriteAPI.
 func (g *ReachGuard) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
 	return g.guard(ctx, func() (*dynamodb.BatchWriteItemOutput, error) { return g.api.BatchWriteItem(ctx, in, optFns...) })
 }
 
 // SendBody implements BodySender: through the DirectSender when the guard
-// has one (a real client), else as BatchWriteItem with the body.
-func (g *ReachGuard) SendBody(ctx context.Context, table string, pending []*mapping.Item, body []byte) (*dynamodb.BatchWriteItemOutput, error) {
+// has one (a real client), else as BatchWriteItem with the body. The
+// guard may send body several times while it waits for the endpoint; the
+// caller owns it throughout and releases it once SendBody has returned.
+func (g *ReachGuard) SendBody(ctx context.Context, table string, pending []*mapping.Item, body *Body) (*dynamodb.BatchWriteItemOutput, error) {
 	if g.direct != nil {
 		out, err := g.guard(ctx, func() (*dynamodb.BatchWriteItemOutput, error) { return g.direct.Send(ctx, table, body) })
 		if !errors.Is(err, ErrViaSDK) {
 			return out, err
 		}
 	}
-	return g.BatchWriteItem(ctx, batchInput(table, pending), noRetry, withBody(body))
+	return g.BatchWriteItem(ctx, batchInput(table, pending), noRetry, withBody(body.Bytes()))
 }
 
 // guard makes call, and when it cannot connect, waits for the endpoint

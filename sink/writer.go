@@ -44,6 +44,8 @@ type DynamoWriter struct {
 	schema *mapping.TableSchema
 	key    keyNames
 	rate   *AdaptiveRate
+	// bodies encodes the request bodies (sharedBodies; a test's own).
+	bodies *bodyPool
 	// backoff and sleep are replaceable so tests run without waiting.
 	backoff retry.Backoff
 	sleep   func(context.Context, time.Duration) error
@@ -72,7 +74,7 @@ type WriterOptions struct {
 
 // NewDynamoWriter writes to table, whose key attributes are named by schema.
 func NewDynamoWriter(api BatchWriteAPI, schema *mapping.TableSchema, o WriterOptions) *DynamoWriter {
-	w := &DynamoWriter{api: api, table: schema.Name, schema: schema, rate: o.Rate, maxAttempts: o.MaxAttempts, sleep: o.Sleep}
+	w := &DynamoWriter{api: api, table: schema.Name, schema: schema, rate: o.Rate, maxAttempts: o.MaxAttempts, sleep: o.Sleep, bodies: sharedBodies}
 	w.key.pk = schema.PK.Name
 	if schema.SK != nil {
 		w.key.sk = schema.SK.Name
@@ -116,10 +118,11 @@ func (w *DynamoWriter) Write(ctx context.Context, batch []*mapping.Item, res Res
 		if err := w.rate.Wait(ctx, units); err != nil {
 			return false, retry.Final(err)
 		}
-		body := batchBody(w.table, pending)
-		if len(body) > MaxBatchBytes && len(pending) > 1 {
+		body := w.bodies.encode(w.table, pending)
+		if len(body.Bytes()) > MaxBatchBytes && len(pending) > 1 {
 			// Items near 400 KB of binary grow by a third in base64: send
 			// such a batch as two requests.
+			body.Release()
 			half := len(pending) / 2
 			if err := w.Write(ctx, pending[:half], res); err != nil {
 				return false, retry.Final(err)
@@ -132,6 +135,10 @@ func (w *DynamoWriter) Write(ctx context.Context, batch []*mapping.Item, res Res
 		}
 		sent = true
 		out, err := w.send(ctx, pending, body)
+		// Every send of this body has returned (a guard's resends
+		// included): this attempt is its owner, and lets it go here,
+		// once. The next attempt encodes what is still pending anew.
+		body.Release()
 		if err != nil {
 			return false, w.failed(ctx, pending, res, err)
 		}
@@ -199,18 +206,20 @@ func (w *DynamoWriter) failed(ctx context.Context, pending []*mapping.Item, res 
 }
 
 // BodySender sends a BatchWriteItem request body encoded in advance
-// (ReachGuard, over a DirectSender); pending are the items it holds.
+// (ReachGuard, over a DirectSender); pending are the items it holds. The
+// caller owns body (see Body): SendBody may send it more than once, and
+// nothing may read it after SendBody returns.
 type BodySender interface {
-	SendBody(ctx context.Context, table string, pending []*mapping.Item, body []byte) (*dynamodb.BatchWriteItemOutput, error)
+	SendBody(ctx context.Context, table string, pending []*mapping.Item, body *Body) (*dynamodb.BatchWriteItemOutput, error)
 }
 
 // send sends one batch: as a body where the API takes one, else through
 // BatchWriteItem with the body (fakes read the input).
-func (w *DynamoWriter) send(ctx context.Context, pending []*mapping.Item, body []byte) (*dynamodb.BatchWriteItemOutput, error) {
+func (w *DynamoWriter) send(ctx context.Context, pending []*mapping.Item, body *Body) (*dynamodb.BatchWriteItemOutput, error) {
 	if bs, ok := w.api.(BodySender); ok {
 		return bs.SendBody(ctx, w.table, pending, body)
 	}
-	return w.api.BatchWriteItem(ctx, batchInput(w.table, pending), noRetry, withBody(body))
+	return w.api.BatchWriteItem(ctx, batchInput(w.table, pending), noRetry, withBody(body.Bytes()))
 }
 
 // batchInput is the SDK's input for pending.

@@ -175,6 +175,8 @@ found · 4 interrupted (checkpoint saved, resumable) · 5 finished with rejected
 	_ = pf.MarkHidden("memprofile")
 	pf.String("trace", "", "write an execution trace to this file (for development)")
 	_ = pf.MarkHidden("trace")
+	pf.String("write-path", "direct", "how BatchWriteItem requests are sent: direct (pre-encoded and signed by dynafold) or sdk (through the AWS SDK's client, slower; for diagnosis and tests)")
+	_ = pf.MarkHidden("write-path")
 	root.AddCommand(a.tableCommand(), a.migrateCommand(), a.exportCommand(), a.syncCommand(), a.planCommand(), a.verifyCommand(), a.diffCommand(), a.dumpCommand(), a.patternsCommand(), a.designCommand(), a.versionCommand())
 	root.Version = strings.TrimSuffix(versionInfo(), "\n")
 	root.SetVersionTemplate("{{.Version}}\n")

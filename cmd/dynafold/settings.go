@@ -280,9 +280,17 @@ func (a *app) gatedTableWriter(ctx context.Context, l *loaded, plan *mapping.Pla
 	}
 	// The guard makes an endpoint that goes away mid-run one wait, with
 	// one warning per retry, rather than every writer's own.
-	var api sink.BatchWriteAPI = sink.NewReachGuard(client)
+	guard := sink.NewReachGuard(client)
+	switch path := a.v.GetString("write-path"); path {
+	case "direct":
+	case "sdk":
+		guard.SendThroughSDK()
+	default:
+		return nil, nil, usageError(fmt.Errorf("--write-path %q: direct or sdk", path))
+	}
+	var api sink.BatchWriteAPI = guard
 	if gate != nil {
-		api = gatedSender{guard: api.(*sink.ReachGuard), gate: gate}
+		api = gatedSender{guard: guard, gate: gate}
 	}
 	return client, sink.NewDynamoWriter(api, plan.Table, sink.WriterOptions{Rate: sink.NewAdaptiveRate(maxWCU)}), nil
 }

@@ -156,7 +156,7 @@ func (g gatedSender) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWrite
 	return g.guard.BatchWriteItem(ctx, in, optFns...)
 }
 
-func (g gatedSender) SendBody(ctx context.Context, table string, pending []*mapping.Item, body []byte) (*dynamodb.BatchWriteItemOutput, error) {
+func (g gatedSender) SendBody(ctx context.Context, table string, pending []*mapping.Item, body *sink.Body) (*dynamodb.BatchWriteItemOutput, error) {
 	if err := g.gate(); err != nil {
 		return nil, err
 	}
