@@ -228,6 +228,36 @@ func TestSourceRoles(t *testing.T) {
 	}
 }
 
+// TestSourceRolesOnAReplica: the read-only login of docs/source-roles.md,
+// created on a primary, migrates and diffs from its physical standby (as
+// docs/verify.md advises for the diffs of pull requests), and the standby
+// refuses its writes.
+func TestSourceRolesOnAReplica(t *testing.T) {
+	t.Parallel()
+	primary := testenv.StartPostgres(t)
+	admin := primary.NewDB(t)
+	n := newRoleNames(t)
+	n.db = dbName(t, "postgres", admin)
+	testenv.LoadSQL(t, "postgres", admin, clitest.RepoPath("testdata/portfolios/postgres.sql"))
+	testenv.ExecSQL(t, "postgres", admin, roleSQL(t, "postgres-read", n))
+	standby := primary.Standby(t)
+	readDSN := loginDSN(t, "postgres", standby.DSN(n.db), n.read, "")
+
+	client := testenv.DynamoClient(t)
+	table := testenv.NewTableName(t)
+	testenv.DeleteTableOnCleanup(t, client, table)
+	dir := t.TempDir()
+	for _, args := range [][]string{{"table", "create"}, {"migrate", "--progress", "none"}, {"diff"}} {
+		r := clitest.Run(t, dir, nil, append(args, "--config", clitest.RepoPath("configs/portfolios.yaml"), "--source-dsn", readDSN,
+			"--endpoint", testenv.DynamoEndpoint(t), "--table", table)...)
+		require.Equal(t, 0, r.Code, "dynafold %s on the standby\n%s", strings.Join(args, " "), r.Output())
+	}
+	err := testenv.Exec(context.Background(), "postgres", readDSN, "INSERT INTO portfolios (id, name) VALUES (99, 'replica')")
+	var pg *pgconn.PgError
+	require.ErrorAs(t, err, &pg, "the standby refuses a write")
+	require.Contains(t, []string{"25006", "42501"}, pg.Code, "read-only transaction or no privilege: %v", err)
+}
+
 // TestSourceTLS shows what docs/source-roles.md says of TLS to the source,
 // on servers of the test's own with a certificate signed by a CA the test
 // makes, and on the shared servers, which have no TLS.
