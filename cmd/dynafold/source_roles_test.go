@@ -224,6 +224,24 @@ func TestSourceRoles(t *testing.T) {
 
 			// The table sync kept is the source's.
 			run(readDir, readDSN, "verify")
+
+			if d.Name == "postgres" {
+				// The other way the page names: a publication the DBA keeps.
+				// Sync streams from it; cleanup drops the slot, then cannot
+				// drop the publication.
+				kept := n.publication + "_kept"
+				t.Cleanup(func() {
+					_ = testenv.Exec(ctx, d.Name, admin, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '"+kept+"' AND NOT active")
+				})
+				testenv.ExecSQL(t, d.Name, admin, "CREATE PUBLICATION "+kept+" FOR TABLE public.portfolios, public.servers, public.databases")
+				keptDir := t.TempDir()
+				run(keptDir, syncDSN, "sync", "--until-caught-up", "--progress", "none", "--slot", kept)
+				r := clitest.Run(t, keptDir, nil, append([]string{"sync", "cleanup", "--slot", kept}, flags(syncDSN)...)...)
+				require.Equal(t, 1, r.Code, r.Output())
+				require.Contains(t, r.Stderr, "must be owner of publication "+kept)
+				require.Empty(t, testenv.Rows(t, d.Name, admin, "SELECT 1 FROM pg_replication_slots WHERE slot_name = '"+kept+"'"), "the slot is dropped first")
+				require.Len(t, testenv.Rows(t, d.Name, admin, "SELECT 1 FROM pg_publication WHERE pubname = '"+kept+"'"), 1, "the publication is left")
+			}
 		})
 	}
 }
