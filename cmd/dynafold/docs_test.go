@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/viper"
 	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
 
 	"github.com/dynafold/dynafold/internal/docexamples"
 	"github.com/dynafold/dynafold/mapping"
@@ -189,4 +190,64 @@ func TestDocsReadmeIsAFrontDoor(t *testing.T) {
 	for _, d := range docs {
 		require.Contains(t, string(readme), "](docs/"+filepath.Base(d)+")", "README.md's \"Where to go next\" should link %s", rel(d))
 	}
+}
+
+// TestDocsWorkflows holds the CI workflows shown in the docs (a yaml block
+// that starts with "# .github/workflows/") to the command tree: every
+// `dynafold …` line of a step's run: parses as TestDocsExamples's do,
+// GitHub's ${{ … }} expressions standing for a value and redirections left
+// out, and every `go install` of dynafold names a pinned version, not
+// @latest.
+func TestDocsWorkflows(t *testing.T) {
+	expr := regexp.MustCompile(`\$\{\{[^}]*\}\}`)
+	workflows, commands, installs := 0, 0, 0
+	for _, file := range docFiles(t) {
+		blocks, err := docexamples.Blocks(file, "yaml")
+		require.NoError(t, err)
+		for _, b := range blocks {
+			if !strings.HasPrefix(b.Text, "# .github/workflows/") {
+				continue
+			}
+			workflows++
+			var wf struct {
+				Jobs map[string]struct {
+					Steps []struct {
+						Run string `json:"run"`
+					} `json:"steps"`
+				} `json:"jobs"`
+			}
+			require.NoError(t, yaml.Unmarshal([]byte(b.Text), &wf), "%s:%d", rel(b.File), b.Line)
+			for job, j := range wf.Jobs {
+				for _, step := range j.Steps {
+					for _, line := range strings.Split(step.Run, "\n") {
+						words := docexamples.Split(expr.ReplaceAllString(line, "1"))
+						for i, w := range words {
+							if strings.HasPrefix(w, ">") || strings.HasPrefix(w, "<") || strings.HasPrefix(w, "2>") || w == "#" {
+								words = words[:i]
+								break
+							}
+						}
+						where := rel(b.File) + ":" + strconv.Itoa(b.Line) + ": job " + job + ": " + strings.TrimSpace(line)
+						switch {
+						case len(words) > 0 && words[0] == "dynafold":
+							commands++
+							a := &app{v: viper.New(), stdout: io.Discard, stderr: io.Discard, console: newConsole(io.Discard)}
+							if _, err := docexamples.Parse(a.rootCommand(), words[1:]); err != nil {
+								t.Errorf("%s\n\tdoes not parse against the dynafold command tree: %v", where, err)
+							}
+						case len(words) > 2 && words[0] == "go" && words[1] == "install" && strings.Contains(words[2], "/cmd/dynafold"):
+							installs++
+							_, version, ok := strings.Cut(words[2], "@")
+							if !ok || version == "latest" {
+								t.Errorf("%s\n\tpin the version (a tag or a commit hash), not @latest", where)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	require.Positive(t, workflows, "workflows found in the docs")
+	require.GreaterOrEqual(t, commands, 3, "dynafold commands in the workflows")
+	require.Positive(t, installs, "go install lines in the workflows")
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
@@ -26,9 +27,10 @@ const kubeDir = repoRoot + "/deploy/kubernetes"
 // kubeManifests are deploy/kubernetes's manifests, decoded strictly (an
 // unknown or duplicate field fails) into the API's own types.
 type kubeManifests struct {
-	deployment *appsv1.Deployment
-	service    *corev1.Service
-	configMap  *corev1.ConfigMap
+	deployment    *appsv1.Deployment
+	service       *corev1.Service
+	configMap     *corev1.ConfigMap
+	networkPolicy *networkingv1.NetworkPolicy
 }
 
 func loadKubeManifests(t *testing.T) kubeManifests {
@@ -68,6 +70,9 @@ func loadKubeManifests(t *testing.T) kubeManifests {
 		case "v1 ConfigMap":
 			m.configMap = &corev1.ConfigMap{}
 			obj = m.configMap
+		case "networking.k8s.io/v1 NetworkPolicy":
+			m.networkPolicy = &networkingv1.NetworkPolicy{}
+			obj = m.networkPolicy
 		default:
 			t.Fatalf("%s: a %s %s, which this test does not check: add it here", name, tm.APIVersion, tm.Kind)
 		}
@@ -76,6 +81,7 @@ func loadKubeManifests(t *testing.T) kubeManifests {
 	require.NotNil(t, m.deployment, "a Deployment")
 	require.NotNil(t, m.service, "a Service for the metrics")
 	require.NotNil(t, m.configMap, "a ConfigMap for the mapping")
+	require.NotNil(t, m.networkPolicy, "a NetworkPolicy for the sync pods")
 	return m
 }
 
@@ -83,7 +89,10 @@ func loadKubeManifests(t *testing.T) kubeManifests {
 // arguments parse against sync's real flags, the probes reach /readyz and
 // /healthz on the port --metrics-addr listens on, the grace period covers
 // sync's shutdown, the mapping in the ConfigMap loads, and the DSN and AWS
-// credentials come from Secrets.
+// credentials come from Secrets. And to how it should be run: pinned by
+// digest, no service-account token, non-root with no privilege to gain or
+// capability to use, within limits, and reachable on the metrics port only
+// from the monitoring namespace (checkKubeNetworkPolicy).
 func TestKubernetesManifests(t *testing.T) {
 	m := loadKubeManifests(t)
 	d := m.deployment
@@ -99,6 +108,11 @@ func TestKubernetesManifests(t *testing.T) {
 	require.Len(t, pod.Containers, 1)
 	c := pod.Containers[0]
 	require.NotEmpty(t, c.Image)
+	// A tag can be moved to another image; a digest cannot.
+	require.Regexp(t, `@sha256:[0-9a-f]{64}$`, c.Image, "the image is pinned by digest")
+	// dynafold never calls the Kubernetes API.
+	require.NotNil(t, pod.AutomountServiceAccountToken, "automountServiceAccountToken")
+	require.False(t, *pod.AutomountServiceAccountToken, "no service-account token in the pod")
 	require.Empty(t, c.Command, "the image's entrypoint is /dynafold; args are the command line")
 	require.NotEmpty(t, c.Args)
 	require.Equal(t, "sync", c.Args[0])
@@ -201,6 +215,91 @@ func TestKubernetesManifests(t *testing.T) {
 		}
 	}
 	require.True(t, writable, "the image's working directory %s, where sync keeps its local files, is a writable volume", workdir)
+
+	// No privilege to gain, no capability, the runtime's seccomp profile.
+	sc := c.SecurityContext
+	require.True(t, sc.Privileged == nil || !*sc.Privileged, "not privileged")
+	require.True(t, sc.RunAsNonRoot == nil || *sc.RunAsNonRoot, "the container does not undo the pod's runAsNonRoot")
+	require.NotNil(t, sc.AllowPrivilegeEscalation, "allowPrivilegeEscalation")
+	require.False(t, *sc.AllowPrivilegeEscalation, "allowPrivilegeEscalation")
+	require.NotNil(t, sc.Capabilities, "capabilities")
+	require.Equal(t, []corev1.Capability{"ALL"}, sc.Capabilities.Drop, "every capability dropped")
+	require.Empty(t, sc.Capabilities.Add, "no capability added")
+	seccomp := sc.SeccompProfile
+	if seccomp == nil {
+		seccomp = pod.SecurityContext.SeccompProfile
+	}
+	require.NotNil(t, seccomp, "a seccomp profile, on the container or the pod")
+	require.Equal(t, corev1.SeccompProfileTypeRuntimeDefault, seccomp.Type)
+
+	// Requests to be scheduled by, a memory limit to be held to.
+	for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		q, ok := c.Resources.Requests[r]
+		require.True(t, ok && !q.IsZero(), "a %s request", r)
+	}
+	limit, ok := c.Resources.Limits[corev1.ResourceMemory]
+	require.True(t, ok && !limit.IsZero(), "a memory limit")
+	require.GreaterOrEqual(t, limit.Cmp(c.Resources.Requests[corev1.ResourceMemory]), 0, "the memory limit is at least the request")
+
+	// Every emptyDir is bounded: the node's disk is shared.
+	emptyDirs := 0
+	for _, v := range pod.Volumes {
+		if v.EmptyDir != nil {
+			emptyDirs++
+			require.NotNil(t, v.EmptyDir.SizeLimit, "volume %s: an emptyDir has a sizeLimit", v.Name)
+			require.False(t, v.EmptyDir.SizeLimit.IsZero(), "volume %s: sizeLimit", v.Name)
+		}
+	}
+	require.Positive(t, emptyDirs, "the working directory and /tmp are emptyDirs")
+
+	t.Run("NetworkPolicy", func(t *testing.T) { checkKubeNetworkPolicy(t, m) })
+}
+
+// checkKubeNetworkPolicy: the NetworkPolicy selects the sync pods, lets
+// in only the metrics port and only from selected peers (a namespace and
+// its pods, not every source), and lets out DNS, HTTPS and the source.
+func checkKubeNetworkPolicy(t *testing.T, m kubeManifests) {
+	d, np := m.deployment, m.networkPolicy
+	c := d.Spec.Template.Spec.Containers[0]
+	require.Len(t, c.Ports, 1)
+	metricsName, metricsPort := c.Ports[0].Name, strconv.Itoa(int(c.Ports[0].ContainerPort))
+
+	sel := np.Spec.PodSelector.MatchLabels
+	require.NotEmpty(t, sel, "the policy selects pods by label, not every pod of the namespace")
+	require.Equal(t, sel, subset(d.Spec.Template.Labels, sel), "the policy selects the sync pods")
+	require.ElementsMatch(t, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}, np.Spec.PolicyTypes)
+
+	require.NotEmpty(t, np.Spec.Ingress, "some ingress (the metrics scrape)")
+	for i, rule := range np.Spec.Ingress {
+		require.NotEmpty(t, rule.From, "ingress rule %d names its sources (without from: every source)", i)
+		for _, peer := range rule.From {
+			require.Nil(t, peer.IPBlock, "ingress rule %d: by namespace and pod, not address", i)
+			require.NotNil(t, peer.NamespaceSelector, "ingress rule %d: from a named namespace", i)
+			require.NotEmpty(t, peer.NamespaceSelector.MatchLabels, "ingress rule %d: an empty namespaceSelector is every namespace", i)
+			require.NotNil(t, peer.PodSelector, "ingress rule %d: from selected pods of that namespace", i)
+			require.NotEmpty(t, peer.PodSelector.MatchLabels, "ingress rule %d: an empty podSelector is every pod", i)
+		}
+		require.Len(t, rule.Ports, 1, "ingress rule %d: one port, the metrics port", i)
+		p := rule.Ports[0].Port
+		require.NotNil(t, p, "ingress rule %d: a port (without one: every port)", i)
+		require.Contains(t, []string{metricsName, metricsPort}, p.String(), "ingress rule %d: only the metrics port", i)
+	}
+
+	egress := map[string]bool{}
+	for _, rule := range np.Spec.Egress {
+		for _, p := range rule.Ports {
+			require.NotNil(t, p.Port, "an egress rule names its port")
+			proto := corev1.ProtocolTCP // the default
+			if p.Protocol != nil {
+				proto = *p.Protocol
+			}
+			egress[string(proto)+"/"+p.Port.String()] = true
+		}
+	}
+	// The ConfigMap's mapping reads PostgreSQL: its port.
+	for _, want := range []string{"UDP/53", "TCP/53", "TCP/443", "TCP/5432"} {
+		require.True(t, egress[want], "egress to %s (DNS, DynamoDB over HTTPS, the source)", want)
+	}
 }
 
 func subset(labels, keys map[string]string) map[string]string {

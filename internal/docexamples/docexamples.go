@@ -367,11 +367,16 @@ type Block struct {
 	File string
 	Line int // of the block's first line of text
 	Text string
+	// Tags are the words of the info string after the language: a block
+	// opened with ```sql postgres-read has the tag postgres-read. GitHub
+	// highlights by the first word and shows none of the others, so a
+	// test can find a block by its tag without the reader seeing one.
+	Tags []string
 }
 
-// Blocks returns the fenced blocks of file whose info string is info
-// ("yaml", "json", …).
-func Blocks(file, info string) ([]Block, error) {
+// Blocks returns the fenced blocks of file whose info string's first word
+// is lang ("yaml", "json", "sql", …).
+func Blocks(file, lang string) ([]Block, error) {
 	lines, err := readLines(file)
 	if err != nil {
 		return nil, err
@@ -391,8 +396,11 @@ func Blocks(file, info string) ([]Block, error) {
 				continue
 			}
 			inBlock = true
-			if strings.TrimSpace(strings.TrimPrefix(trimmed, "```")) == info {
+			if info := strings.Fields(strings.TrimPrefix(trimmed, "```")); len(info) > 0 && info[0] == lang {
 				cur = &Block{File: file, Line: i + 2}
+				if len(info) > 1 {
+					cur.Tags = info[1:]
+				}
 			}
 			continue
 		}
@@ -401,4 +409,25 @@ func Blocks(file, info string) ([]Block, error) {
 		}
 	}
 	return out, nil
+}
+
+// Tagged returns the one fenced block of file in language lang that has
+// tag, and an error naming the file when there is none or more than one.
+func Tagged(file, lang, tag string) (Block, error) {
+	blocks, err := Blocks(file, lang)
+	if err != nil {
+		return Block{}, err
+	}
+	var found []Block
+	for _, b := range blocks {
+		for _, t := range b.Tags {
+			if t == tag {
+				found = append(found, b)
+			}
+		}
+	}
+	if len(found) != 1 {
+		return Block{}, fmt.Errorf("%s: %d blocks tagged ```%s %s, want 1", file, len(found), lang, tag)
+	}
+	return found[0], nil
 }

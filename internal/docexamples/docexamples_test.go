@@ -54,6 +54,26 @@ func TestCommandsAndLinks(t *testing.T) {
 	require.Contains(t, CheckLink(links[2]), "missing.md does not exist")
 }
 
+func TestTaggedBlocks(t *testing.T) {
+	page := filepath.Join(t.TempDir(), "page.md")
+	require.NoError(t, os.WriteFile(page, []byte("```sql postgres-read\nSELECT 1;\n```\n"+
+		"```sql\nSELECT 2;\n```\n"+
+		"```sql mysql-read extra\nSELECT 3;\n```\n"+
+		"```sqlite\nSELECT 4;\n```\n"), 0o644))
+	blocks, err := Blocks(page, "sql")
+	require.NoError(t, err)
+	require.Equal(t, []Block{
+		{File: page, Line: 2, Text: "SELECT 1;\n", Tags: []string{"postgres-read"}},
+		{File: page, Line: 5, Text: "SELECT 2;\n"},
+		{File: page, Line: 8, Text: "SELECT 3;\n", Tags: []string{"mysql-read", "extra"}},
+	}, blocks)
+	b, err := Tagged(page, "sql", "mysql-read")
+	require.NoError(t, err)
+	require.Equal(t, "SELECT 3;\n", b.Text)
+	_, err = Tagged(page, "sql", "postgres-sync")
+	require.ErrorContains(t, err, "0 blocks tagged ```sql postgres-sync")
+}
+
 func TestParse(t *testing.T) {
 	root := func() *cobra.Command {
 		r := &cobra.Command{Use: "tool"}
