@@ -91,10 +91,7 @@ func NewClient(ctx context.Context, o ClientOptions) (*dynamodb.Client, error) {
 	if err := CheckEndpoint(ctx, &cfg, "DynamoDB", resolved, o.AllowInsecure); err != nil {
 		return nil, err
 	}
-	endpoint := resolved
-	if endpoint == "" {
-		endpoint = "the AWS endpoint"
-	}
+	endpoint := endpointLabel(resolved)
 	// The standard retryer, set explicitly: reads and table management
 	// retry throttling, 5xx and connection errors up to 8 times (or
 	// AWS_MAX_ATTEMPTS / max_attempts, as the AWS tools honour it) with

@@ -29,7 +29,7 @@ type InsecureEndpointError struct {
 
 func (e *InsecureEndpointError) Error() string {
 	return fmt.Sprintf("refusing to sign %s requests to %s with AWS credentials (access key %s, and any session token) over plain HTTP to a host that is not loopback: use https, an endpoint on 127.0.0.1 or localhost, or --allow-insecure-endpoint (env DYNAFOLD_ALLOW_INSECURE_ENDPOINT=true) if this network is trusted",
-		e.Service, e.Endpoint, maskKey(e.AccessKey))
+		e.Service, RedactEndpoint(e.Endpoint), maskKey(e.AccessKey))
 }
 
 // credentialsWait bounds the look for credentials in the chain: with none

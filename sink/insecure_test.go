@@ -1,11 +1,16 @@
 package sink
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
+	"net"
+	"syscall"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynafold/dynafold/internal/endpointtest"
@@ -61,4 +66,41 @@ func TestNewClientChecksTheResolvedEndpoint(t *testing.T) {
 			return errors.As(err, &ie)
 		},
 	})
+}
+
+func TestRedactEndpoint(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"http://127.0.0.1:8000", "http://127.0.0.1:8000"},
+		{"https://dynamodb.us-east-1.amazonaws.com/", "https://dynamodb.us-east-1.amazonaws.com/"},
+		{"http://admin:hunter2@10.0.0.5:8000", "http://xxxxx@10.0.0.5:8000"},
+		{"http://hunter2@10.0.0.5:8000/x", "http://xxxxx@10.0.0.5:8000/x"},
+		{"http://ad min:hun ter2@10.0.0.5:8000/x@y", "http://xxxxx@10.0.0.5:8000/x@y"}, // does not parse
+		{"the AWS endpoint", "the AWS endpoint"},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			require.Equal(t, tc.want, RedactEndpoint(tc.in))
+		})
+	}
+}
+
+// An endpoint's userinfo is printed redacted wherever the sink prints an
+// endpoint: the refusal, the retry warning and the unreachable error.
+func TestEndpointMessagesRedactUserinfo(t *testing.T) {
+	const endpoint = "http://admin:hunter2@10.0.0.5:8000"
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	var logs bytes.Buffer
+	r := loggingRetryer{log: slog.New(slog.NewTextHandler(&logs, nil)), endpoint: endpoint, RetryerV2: retry.NewStandard()}
+	_, err := r.RetryDelay(1, refused)
+	require.NoError(t, err)
+	for name, msg := range map[string]string{
+		"refusal":     (&InsecureEndpointError{Service: "S3", Endpoint: endpoint, AccessKey: endpointtest.Key}).Error(),
+		"retry":       logs.String(),
+		"unreachable": (&UnreachableError{Service: "DynamoDB", Endpoint: endpoint, Attempts: 3, Err: refused}).Error(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			require.Contains(t, msg, "http://xxxxx@10.0.0.5:8000")
+			require.NotContains(t, msg, "hunter2")
+			require.NotContains(t, msg, "admin")
+		})
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -79,8 +80,8 @@ func TestInsecureEndpointIsRefused(t *testing.T) {
 // endpoint: migrate's target at AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL
 // or a profile's endpoint_url, export's --s3-endpoint and
 // AWS_ENDPOINT_URL_S3, table import's client, and sync's state table. Each
-// is refused (exit 2, naming the flag and the endpoint) before any
-// connection to the endpoint, which counts them; with
+// is refused (exit 2, naming the flag, the endpoint's password redacted)
+// before any connection to the endpoint, which counts them; with
 // --allow-insecure-endpoint the same command sends its first request
 // there (and then fails on the endpoint's refusal, which is not asserted).
 func TestInsecureEndpointFromAnySource(t *testing.T) {
@@ -94,8 +95,8 @@ func TestInsecureEndpointFromAnySource(t *testing.T) {
 		"AWS_MAX_ATTEMPTS=1"}
 	syncConfig := clitest.RepoPath("testdata/sync/portfolios.yaml")
 	source := []string{"--config", syncConfig, "--source-dsn", dsn, "--table", testenv.NewTableName(t)}
-	// Each case is given the endpoint's URL, and returns the environment
-	// and arguments that point a client there.
+	// Each case is given the endpoint's URL (with a password in it), and
+	// returns the environment and arguments that point a client there.
 	for _, tc := range []struct {
 		name  string
 		setup func(t *testing.T, endpoint string) (env, args []string)
@@ -133,8 +134,8 @@ func TestInsecureEndpointFromAnySource(t *testing.T) {
 			require.Equal(t, exitUsage, r.Code, r.Output())
 			require.Contains(t, r.Stderr, "refusing to sign")
 			require.Contains(t, r.Stderr, "--allow-insecure-endpoint")
-			require.Contains(t, r.Stderr, w.url)
-			for _, secret := range []string{endpointtest.Key, endpointtest.Secret, endpointtest.Token} {
+			require.Contains(t, r.Stderr, w.redacted)
+			for _, secret := range []string{endpointtest.Key, endpointtest.Secret, endpointtest.Token, endpointtest.Password} {
 				require.NotContains(t, r.Output(), secret)
 			}
 			require.Zero(t, w.conns.Load(), "no connection before the refusal")
@@ -146,12 +147,56 @@ func TestInsecureEndpointFromAnySource(t *testing.T) {
 	}
 }
 
+// An endpoint URL's userinfo is never printed: not in the hint that
+// names the command creating a missing table, not in the refusal of a
+// --state-endpoint without --state, not in the warning of each retry or the
+// error of an endpoint that cannot be reached.
+func TestEndpointUserinfoIsNotPrinted(t *testing.T) {
+	t.Parallel()
+	dynalite, err := url.Parse(testenv.DynamoEndpoint(t))
+	require.NoError(t, err)
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closedAddr := closed.Addr().String()
+	require.NoError(t, closed.Close())
+	withPassword := func(hostPort string) string { return "http://admin:" + endpointtest.Password + "@" + hostPort }
+	config := clitest.RepoPath("configs/portfolios.yaml")
+	for _, tc := range []struct {
+		name string
+		env  []string
+		args []string
+		code int
+		want []string
+	}{
+		{name: "a missing table's hint", code: exitFailure,
+			args: []string{"dump", "--config", config, "--endpoint", withPassword(dynalite.Host), "--table", testenv.NewTableName(t)},
+			want: []string{"create it with: dynafold table create", "--endpoint http://xxxxx@" + dynalite.Host}},
+		{name: "--state-endpoint without --state", code: exitUsage,
+			args: []string{"table", "create", "--config", config, "--no-source", "--endpoint", withPassword(dynalite.Host), "--state-endpoint", withPassword(dynalite.Host)},
+			want: []string{"--state-endpoint http://xxxxx@" + dynalite.Host + " is where"}},
+		{name: "an endpoint that cannot be reached", code: exitFailure, env: []string{"AWS_MAX_ATTEMPTS=2"},
+			args: []string{"dump", "--config", config, "--endpoint", withPassword(closedAddr), "--table", "unreached"},
+			want: []string{"cannot reach DynamoDB at http://xxxxx@" + closedAddr + ": connection refused; retrying",
+				"dynafold: cannot reach DynamoDB at http://xxxxx@" + closedAddr + ": connection refused (2 attempts"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := clitest.Run(t, "", tc.env, tc.args...)
+			require.Equal(t, tc.code, r.Code, r.Output())
+			for _, w := range tc.want {
+				require.Contains(t, r.Stderr, w)
+			}
+			require.NotContains(t, r.Output(), endpointtest.Password)
+		})
+	}
+}
+
 // endpointWatch is an endpoint on this machine's non-loopback address
 // that counts the connections it accepts and refuses every request as
 // AWS refuses an unknown access key.
 type endpointWatch struct {
-	url   string
-	conns atomic.Int64
+	url      string // with a password in it
+	redacted string // as dynafold prints it
+	conns    atomic.Int64
 }
 
 func watchEndpoint(t *testing.T) *endpointWatch {
@@ -173,7 +218,9 @@ func watchEndpoint(t *testing.T) *endpointWatch {
 	}
 	srv.Start()
 	t.Cleanup(srv.Close)
-	w.url = srv.URL
+	host := strings.TrimPrefix(srv.URL, "http://")
+	w.url = "http://admin:" + endpointtest.Password + "@" + host
+	w.redacted = "http://xxxxx@" + host
 	return w
 }
 

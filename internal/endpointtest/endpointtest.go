@@ -72,6 +72,8 @@ const (
 	Key    = "AKIAREALLOOKINGKEY42"
 	Secret = "the-secret-key-value"
 	Token  = "the-session-token-value"
+	// Password is the password in the cases' endpoint URLs.
+	Password = "hunter2"
 )
 
 // Case is one way an endpoint reaches a client, and what the client must
@@ -95,6 +97,7 @@ type Case struct {
 func Cases(service, other string) []Case {
 	const public, private = "http://203.0.113.7:8000", "http://10.1.2.3:8000"
 	const loopback2 = "http://127.0.0.2:8000"
+	withPassword := "http://admin:" + Password + "@10.1.2.3:8000"
 	env := "AWS_ENDPOINT_URL_" + service
 	services := func(svc, endpoint string) string {
 		return "[default]\nservices = remote\n\n[services remote]\n" + svc + " =\n  endpoint_url = " + endpoint + "\n"
@@ -108,12 +111,14 @@ func Cases(service, other string) []Case {
 		{Name: "flag, https", Flag: "https://203.0.113.7", Endpoint: "https://203.0.113.7"},
 		{Name: "flag, allowed", Flag: private, Allow: true, Endpoint: private},
 		{Name: "flag, no credentials", Flag: private, NoCreds: true, Endpoint: private},
+		{Name: "flag, userinfo", Flag: withPassword, Refused: "http://xxxxx@10.1.2.3:8000"},
 		{Name: "AWS_ENDPOINT_URL", Env: map[string]string{"AWS_ENDPOINT_URL": public}, Refused: public},
 		{Name: "AWS_ENDPOINT_URL, loopback", Env: map[string]string{"AWS_ENDPOINT_URL": loopback2}, Endpoint: loopback2},
 		{Name: "AWS_ENDPOINT_URL, no credentials", Env: map[string]string{"AWS_ENDPOINT_URL": public}, NoCreds: true, Endpoint: public},
 		{Name: env, Env: map[string]string{env: private}, Refused: private},
 		{Name: env + ", allowed", Env: map[string]string{env: private}, Allow: true, Endpoint: private},
 		{Name: env + ", https", Env: map[string]string{env: "https://10.1.2.3"}, Endpoint: "https://10.1.2.3"},
+		{Name: env + ", userinfo", Env: map[string]string{env: withPassword}, Refused: "http://xxxxx@10.1.2.3:8000"},
 		{Name: env + " over AWS_ENDPOINT_URL", Env: map[string]string{"AWS_ENDPOINT_URL": "https://203.0.113.7", env: private}, Refused: private},
 		{Name: "AWS_ENDPOINT_URL_" + other + " is another client's", Env: map[string]string{"AWS_ENDPOINT_URL_" + other: public}},
 		{Name: "flag over " + env, Flag: loopback2, Env: map[string]string{env: public}, Endpoint: loopback2},
@@ -158,14 +163,14 @@ func Setenv(t *testing.T, c Case) {
 }
 
 // RequireRefusal checks the message of a refusal of c by a client of
-// service ("DynamoDB", "S3"): it names the endpoint and the flag, and
-// prints no secret.
+// service ("DynamoDB", "S3"): it names the endpoint (its userinfo
+// redacted) and the flag, and prints no secret.
 func RequireRefusal(t *testing.T, c Case, service string, msg string) {
 	t.Helper()
 	require.Contains(t, msg, "refusing to sign "+service+" requests to "+c.Refused+" ")
 	require.Contains(t, msg, "--allow-insecure-endpoint")
 	require.Contains(t, msg, Key[:4]+"****")
-	for _, secret := range []string{Key, Secret, Token} {
+	for _, secret := range []string{Key, Secret, Token, Password} {
 		require.NotContains(t, msg, secret)
 	}
 }
