@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
@@ -22,7 +21,8 @@ type ClientOptions struct {
 	// Region; empty uses the AWS chain, and us-east-1 with a local endpoint.
 	Region string
 	// Endpoint is a DynamoDB-compatible URL (dynalite, DynamoDB Local);
-	// empty means AWS itself.
+	// empty leaves it to the AWS configuration (AWS_ENDPOINT_URL_DYNAMODB,
+	// AWS_ENDPOINT_URL, a profile's endpoint_url), else AWS itself.
 	Endpoint string
 	// MaxConns bounds idle connections kept per host; it should be at
 	// least the number of writers.
@@ -31,7 +31,8 @@ type ClientOptions struct {
 	// (nil: discarded).
 	Logger *slog.Logger
 	// AllowInsecure lets real credentials sign requests sent over plain
-	// HTTP to a host that is not loopback (see insecure.go).
+	// HTTP to a host that is not loopback, whichever source set the
+	// endpoint (see CheckEndpoint).
 	AllowInsecure bool
 }
 
@@ -40,9 +41,11 @@ type ClientOptions struct {
 const writeBuffer = 64 << 10
 
 // NewClient builds a DynamoDB client. Credentials and region come from the
-// standard AWS chain; with an Endpoint and no credentials in the chain,
-// static dummy credentials are used, because local DynamoDB-compatible
-// servers accept any signature.
+// standard AWS chain; with an endpoint (from Endpoint or the AWS
+// configuration) and no credentials in the chain, static dummy credentials
+// are used, because local DynamoDB-compatible servers accept any signature.
+// Real credentials bound for plain HTTP to a host that is not loopback are
+// an *InsecureEndpointError, before any request is sent.
 func NewClient(ctx context.Context, o ClientOptions) (*dynamodb.Client, error) {
 	conns := max(o.MaxConns, 16)
 	httpClient := awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
@@ -75,6 +78,20 @@ func NewClient(ctx context.Context, o ClientOptions) (*dynamodb.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading AWS configuration: %w", err)
 	}
+	// The endpoint the client will send to, whichever source set it: the
+	// flag, or the SDK's own resolution (AWS_ENDPOINT_URL_DYNAMODB,
+	// AWS_ENDPOINT_URL, a profile's endpoint_url or services section).
+	// Building a client costs no request; this one only reads its options.
+	withEndpoint := func(do *dynamodb.Options) {
+		if o.Endpoint != "" {
+			do.BaseEndpoint = aws.String(o.Endpoint)
+		}
+	}
+	resolved := aws.ToString(dynamodb.NewFromConfig(cfg, withEndpoint).Options().BaseEndpoint)
+	if err := CheckEndpoint(ctx, &cfg, "DynamoDB", resolved, o.AllowInsecure); err != nil {
+		return nil, err
+	}
+	endpoint := endpointLabel(resolved)
 	// The standard retryer, set explicitly: reads and table management
 	// retry throttling, 5xx and connection errors up to 8 times (or
 	// AWS_MAX_ATTEMPTS / max_attempts, as the AWS tools honour it) with
@@ -86,10 +103,6 @@ func NewClient(ctx context.Context, o ClientOptions) (*dynamodb.Client, error) {
 	if cfg.RetryMaxAttempts > 0 {
 		attempts = cfg.RetryMaxAttempts
 	}
-	endpoint := o.Endpoint
-	if endpoint == "" {
-		endpoint = "the AWS endpoint"
-	}
 	cfg.Retryer = func() aws.Retryer {
 		return loggingRetryer{log: log, endpoint: endpoint, RetryerV2: retry.NewStandard(func(so *retry.StandardOptions) {
 			so.MaxAttempts = attempts
@@ -97,27 +110,10 @@ func NewClient(ctx context.Context, o ClientOptions) (*dynamodb.Client, error) {
 			so.RateLimiter = ratelimit.None
 		})}
 	}
-	if o.Endpoint != "" {
-		if cfg.Region == "" {
-			cfg.Region = "us-east-1"
-		}
-		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		creds, err := cfg.Credentials.Retrieve(rctx)
-		cancel()
-		switch {
-		case err != nil:
-			cfg.Credentials = credentials.NewStaticCredentialsProvider("dynafold-local", "dynafold-local", "")
-		case insecureEndpoint(o.Endpoint) && !o.AllowInsecure:
-			return nil, &InsecureEndpointError{Endpoint: o.Endpoint, AccessKey: creds.AccessKeyID}
-		}
-	}
 	if cfg.Region == "" {
 		return nil, fmt.Errorf("no AWS region: set target.region, AWS_REGION or a profile region")
 	}
-	return dynamodb.NewFromConfig(cfg, func(do *dynamodb.Options) {
+	return dynamodb.NewFromConfig(cfg, withEndpoint, func(do *dynamodb.Options) {
 		do.APIOptions = append(do.APIOptions, unreachable(endpoint))
-		if o.Endpoint != "" {
-			do.BaseEndpoint = aws.String(o.Endpoint)
-		}
 	}), nil
 }

@@ -28,7 +28,7 @@ func sdkLogger(l *slog.Logger) logging.Logger {
 // the retryer allowed: the endpoint is down, mistyped or filtered.
 type UnreachableError struct {
 	Service  string // "DynamoDB"
-	Endpoint string // the URL, or "the AWS endpoint"
+	Endpoint string // the URL (printed with its userinfo redacted), or "the AWS endpoint"
 	Attempts int
 	Elapsed  time.Duration
 	Err      error
@@ -40,7 +40,7 @@ func (e *UnreachableError) Error() string {
 		hint = "; set AWS_MAX_ATTEMPTS=2 to fail faster"
 	}
 	return fmt.Sprintf("cannot reach %s at %s: %s (%d attempts over %.0f s%s)",
-		e.Service, e.Endpoint, connerr.Cause(e.Err), e.Attempts, e.Elapsed.Seconds(), hint)
+		e.Service, RedactEndpoint(e.Endpoint), connerr.Cause(e.Err), e.Attempts, e.Elapsed.Seconds(), hint)
 }
 
 func (e *UnreachableError) Unwrap() error { return e.Err }
@@ -61,7 +61,7 @@ func (r loggingRetryer) RetryDelay(attempt int, err error) (time.Duration, error
 	}
 	max := r.MaxAttempts()
 	if connerr.Is(err) {
-		r.log.Warn(fmt.Sprintf("cannot reach DynamoDB at %s: %s; retrying in %s (attempt %d of %d)", r.endpoint, connerr.Cause(err), d.Round(100*time.Millisecond), attempt+1, max),
+		r.log.Warn(fmt.Sprintf("cannot reach DynamoDB at %s: %s; retrying in %s (attempt %d of %d)", RedactEndpoint(r.endpoint), connerr.Cause(err), d.Round(100*time.Millisecond), attempt+1, max),
 			"attempt", attempt+1, "max_attempts", max)
 	} else {
 		r.log.Debug("DynamoDB request retried", "attempt", attempt+1, "max_attempts", max, "delay", d, "error", err)

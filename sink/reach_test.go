@@ -71,27 +71,3 @@ func TestReachGuard(t *testing.T) {
 		require.Equal(t, 2, strings.Count(logs.String(), "retrying"), logs.String())
 	})
 }
-
-// Plain HTTP is refused for real credentials only off loopback.
-func TestInsecureEndpoint(t *testing.T) {
-	for endpoint, insecure := range map[string]bool{
-		"http://127.0.0.1:58000":        false,
-		"http://127.9.9.9:8000":         false,
-		"http://localhost:8000":         false,
-		"http://dynamo.localhost:8000":  false,
-		"http://[::1]:8000":             false,
-		"https://dynamodb.example.com":  false,
-		"https://10.0.0.5:8000":         false,
-		"http://10.0.0.5:8000":          true,
-		"http://dynamodb-local:8000":    true,
-		"http://dynamodb.us-east-1.aws": true,
-		"HTTP://192.0.2.2:8000":         true,
-	} {
-		if got := insecureEndpoint(endpoint); got != insecure {
-			t.Errorf("insecureEndpoint(%q) = %v, want %v", endpoint, got, insecure)
-		}
-	}
-	if got := maskKey("AKIAREALLOOKINGKEY42"); got != "AKIA****************" {
-		t.Errorf("maskKey = %q", got)
-	}
-}

@@ -113,7 +113,8 @@ func (a *app) runExport(cmd *cobra.Command, _ []string) (err error) {
 		}
 		dest = d
 	case "s3":
-		client, err := export.NewS3Client(ctx, a.v.GetString("s3-endpoint"), a.v.GetString("s3-region"))
+		client, err := export.NewS3Client(ctx, export.S3ClientOptions{Endpoint: a.v.GetString("s3-endpoint"), Region: a.v.GetString("s3-region"),
+			AllowInsecure: a.v.GetBool("allow-insecure-endpoint")})
 		if err != nil {
 			return err
 		}

@@ -161,7 +161,7 @@ found · 4 interrupted (checkpoint saved, resumable) · 5 finished with rejected
 	pf.StringP("config", "c", "", "mapping file (YAML)")
 	pf.String("source-dsn", "", "source database DSN, overrides source.dsn (env DYNAFOLD_SOURCE_DSN)")
 	pf.String("endpoint", "", "DynamoDB endpoint URL, overrides target.endpoint (env DYNAFOLD_ENDPOINT)")
-	pf.Bool("allow-insecure-endpoint", false, "sign with real AWS credentials over plain HTTP to an --endpoint that is not loopback (env DYNAFOLD_ALLOW_INSECURE_ENDPOINT)")
+	pf.Bool("allow-insecure-endpoint", false, "sign with real AWS credentials over plain HTTP to an endpoint that is not loopback: any DynamoDB or S3 endpoint, from a flag, AWS_ENDPOINT_URL* or a profile (env DYNAFOLD_ALLOW_INSECURE_ENDPOINT)")
 	pf.String("table", "", "DynamoDB table name, overrides target.table (env DYNAFOLD_TABLE)")
 	pf.String("region", "", "AWS region, overrides target.region (env DYNAFOLD_REGION)")
 	pf.StringArray("var", nil, "bind a mapping variable, NAME=VALUE (repeatable)")

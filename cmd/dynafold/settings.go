@@ -182,11 +182,15 @@ func (a *app) requireTable(ctx context.Context, client sink.TableAPI, t *mapping
 // missingTable is the error for a target table that does not exist, with
 // the command that creates it: the same mapping and the same --table,
 // --endpoint and --region the user gave (by flag or environment), so that
-// it creates the table this command looked for.
+// it creates the table this command looked for; the endpoint's userinfo,
+// if any, is left for the user to fill in.
 func (a *app) missingTable(name string, l *loaded) error {
 	cmd := []string{"dynafold", "table", "create", "--config", shellQuote(l.path)}
 	for _, f := range []string{"table", "endpoint", "region"} {
 		if v := a.v.GetString(f); v != "" {
+			if f == "endpoint" {
+				v = sink.RedactEndpoint(v) // printed, and often kept in CI logs
+			}
 			cmd = append(cmd, "--"+f, shellQuote(v))
 		}
 	}

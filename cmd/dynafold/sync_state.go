@@ -56,7 +56,7 @@ func (a *app) openState(ctx context.Context, l *loaded, statePath, target string
 			return nil, usageError(fmt.Errorf("--state %q: want dynamodb://TABLE, or no --state for local files (--checkpoint)", s))
 		}
 		if e := a.v.GetString("state-endpoint"); e != "" {
-			return nil, usageError(fmt.Errorf("--state-endpoint %s names where the state table is, but there is none: add --state dynamodb://TABLE, or drop --state-endpoint for local files", e))
+			return nil, usageError(fmt.Errorf("--state-endpoint %s names where the state table is, but there is none: add --state dynamodb://TABLE, or drop --state-endpoint for local files", sink.RedactEndpoint(e)))
 		}
 		return statestore.OpenFile(statePath)
 	}

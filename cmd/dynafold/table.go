@@ -37,7 +37,7 @@ source (then only what needs no source is checked).`,
 				return a.finishReport(rep, a.createStateTable(cmd.Context(), rep, s))
 			}
 			if e := a.v.GetString("state-endpoint"); e != "" {
-				return a.finishReport(rep, usageError(fmt.Errorf("--state-endpoint %s is where --state creates the sync state table; without --state there is none to create", e)))
+				return a.finishReport(rep, usageError(fmt.Errorf("--state-endpoint %s is where --state creates the sync state table; without --state there is none to create", sink.RedactEndpoint(e))))
 			}
 			return a.finishReport(rep, a.createTable(cmd, rep))
 		},
