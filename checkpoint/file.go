@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/dynafold/dynafold/internal/durable"
 	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/value"
 )
@@ -32,9 +32,10 @@ type document struct {
 }
 
 // FileStore keeps the checkpoint in one JSON file, replaced atomically
-// (write a temporary file, fsync it, rename it over the old one, fsync the
-// directory), so a crash at any instant leaves either the old or the new
-// checkpoint, never a torn one.
+// (durable.WriteFile: a temporary file, fsynced, renamed over the old one,
+// the directory fsynced), so a crash at any instant leaves either the old
+// or the new checkpoint, never a torn one. The file is 0600 in a 0700
+// directory: its positions are source keys.
 type FileStore struct {
 	path string
 	mu   sync.Mutex
@@ -273,7 +274,10 @@ func (f *FileStore) Flush(ctx context.Context) error {
 	if f.blob != nil {
 		return f.blob.Write(ctx, data)
 	}
-	return WriteAtomic(f.path, data)
+	if err := durable.WriteFile(f.path, data); err != nil {
+		return fmt.Errorf("writing checkpoint: %w", err)
+	}
+	return nil
 }
 
 // Finish implements Store.
@@ -315,37 +319,4 @@ func (f *FileStore) Started() time.Time {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.doc.Started
-}
-
-// WriteAtomic replaces path with data durably: a temporary file, fsync,
-// rename, directory fsync. A crash leaves the old file or the new one.
-func WriteAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("creating checkpoint directory: %w", err)
-	}
-	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("writing checkpoint: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing checkpoint: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("syncing checkpoint: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing checkpoint: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("replacing checkpoint: %w", err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync() // make the rename itself durable
-		d.Close()
-	}
-	return nil
 }

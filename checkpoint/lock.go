@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/dynafold/dynafold/internal/durable"
 )
 
 // LockedError is returned by Lock when another process holds the lock.
@@ -34,10 +36,10 @@ func (e *LockedError) Error() string {
 // once with a *LockedError.
 func Lock(path string) (release func(), err error) {
 	lockPath := path + ".lock"
-	if err := os.MkdirAll(filepath.Dir(lockPath), 0o755); err != nil {
+	if err := durable.MkdirAll(filepath.Dir(lockPath)); err != nil {
 		return nil, fmt.Errorf("locking checkpoint %s: %w", path, err)
 	}
-	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, durable.FileMode)
 	if err != nil {
 		return nil, fmt.Errorf("locking checkpoint %s: %w", path, err)
 	}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/dynafold/dynafold/internal/durable"
 )
 
 // Destination is where an export's files go: a local directory or an S3
@@ -75,9 +77,10 @@ func Parse(to string) (scheme, bucket, prefix string, err error) {
 // Dir is a local directory destination.
 type Dir struct{ root string }
 
-// NewDir returns the directory destination at root, creating it.
+// NewDir returns the directory destination at root, creating it (and its
+// data directory) owner-only: the files hold the source's rows.
 func NewDir(root string) (*Dir, error) {
-	if err := os.MkdirAll(filepath.Join(root, DataDir), 0o755); err != nil {
+	if err := durable.MkdirAll(filepath.Join(root, DataDir)); err != nil {
 		return nil, err
 	}
 	return &Dir{root: root}, nil
@@ -87,22 +90,14 @@ func (d *Dir) String() string   { return "file://" + d.root }
 func (d *Dir) SpoolDir() string { return filepath.Join(d.root, DataDir) }
 
 // Commit implements Destination: the spool is in the data directory
-// already, so durability is fsync, rename and a directory fsync.
+// already and the sink has fsynced it, so durability is the rename and a
+// directory fsync. (A data file is never replaced: its name is new.)
 func (d *Dir) Commit(_ context.Context, path, name string) error {
 	dst := filepath.Join(d.root, DataDir, name)
 	if err := os.Rename(path, dst); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(dst))
-}
-
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return f.Sync()
+	return durable.SyncDir(filepath.Dir(dst))
 }
 
 // List implements Destination; spool files (dot-names) are not data.
@@ -128,7 +123,7 @@ func (d *Dir) Remove(_ context.Context, names []string) error {
 			return err
 		}
 	}
-	return syncDir(filepath.Join(d.root, DataDir))
+	return durable.SyncDir(filepath.Join(d.root, DataDir))
 }
 
 // RemoveSpools deletes spool files a killed run left behind.
@@ -145,8 +140,9 @@ func (d *Dir) RemoveSpools() error {
 	return nil
 }
 
+// PutManifest implements Destination: the manifest is replaced durably.
 func (d *Dir) PutManifest(_ context.Context, data []byte) error {
-	return writeAtomic(filepath.Join(d.root, ManifestName), data)
+	return durable.WriteFile(filepath.Join(d.root, ManifestName), data)
 }
 
 func (d *Dir) RemoveManifest(context.Context) error {
@@ -175,27 +171,4 @@ func (d *Dir) ManifestExists(context.Context) (bool, error) {
 		return false, nil
 	}
 	return err == nil, err
-}
-
-func writeAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(path))
 }

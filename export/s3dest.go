@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/s3/manager"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/dynafold/dynafold/internal/durable"
 )
 
 // S3 is an S3 prefix destination. Files are spooled to a local directory
@@ -26,9 +28,10 @@ type S3 struct {
 	spool  string
 }
 
-// NewS3 returns the destination s3://bucket/prefix, spooling in spool.
+// NewS3 returns the destination s3://bucket/prefix, spooling in spool
+// (created owner-only when missing: the spooled files hold rows).
 func NewS3(client *s3.Client, bucket, prefix, spool string) (*S3, error) {
-	if err := os.MkdirAll(spool, 0o755); err != nil {
+	if err := durable.MkdirAll(spool); err != nil {
 		return nil, err
 	}
 	return &S3{client: client, up: manager.NewUploader(client), bucket: bucket, prefix: prefix, spool: spool}, nil

@@ -24,6 +24,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/dynafold/dynafold/internal/durable"
 	"github.com/dynafold/dynafold/mapping"
 	"github.com/dynafold/dynafold/sink"
 )
@@ -315,7 +316,9 @@ func (s *Sink) open() (*openFile, error) {
 	n := s.seq.Add(1)
 	name := fmt.Sprintf("%s-%06d.json.gz", s.opts.Prefix, n)
 	path := filepath.Join(s.dest.SpoolDir(), "."+name+".spool")
-	fh, err := os.Create(path)
+	// Owner-only: the file holds rows, and a Dir destination renames it
+	// into place with this mode.
+	fh, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, durable.FileMode)
 	if err != nil {
 		return nil, fmt.Errorf("creating %s: %w", path, err)
 	}

@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
+
+	"github.com/dynafold/dynafold/internal/durable"
 )
 
 // The digest file remembers, beside the state, the collection digests of
@@ -126,11 +127,11 @@ func (d *DigestReader) Next() (pk []byte, sum uint64, ok bool, err error) {
 // Close closes the file.
 func (d *DigestReader) Close() error { return d.f.Close() }
 
-// DigestWriter writes a new digest file to a temporary file, which Commit
-// renames over the old one; it implements verify.DigestSink.
+// DigestWriter writes a new digest file, which Commit puts in place of
+// the old one (durable.Replace); it implements verify.DigestSink.
 type DigestWriter struct {
 	path string
-	f    *os.File
+	r    *durable.Replacement
 	w    *bufio.Writer
 	n    uint64
 	err  error
@@ -138,14 +139,11 @@ type DigestWriter struct {
 
 // CreateDigests starts a digest file for path under fingerprint.
 func CreateDigests(path, fingerprint string) (*DigestWriter, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("writing the collection digests %s: %w", path, err)
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	r, err := durable.Replace(path)
 	if err != nil {
 		return nil, fmt.Errorf("writing the collection digests %s: %w", path, err)
 	}
-	d := &DigestWriter{path: path, f: f, w: bufio.NewWriterSize(f, 64<<10)}
+	d := &DigestWriter{path: path, r: r, w: bufio.NewWriterSize(r, 64<<10)}
 	d.write([]byte(digestMagic))
 	d.bytes([]byte(fingerprint))
 	return d, nil
@@ -173,32 +171,24 @@ func (d *DigestWriter) Add(pk []byte, sum uint64) error {
 	return d.err
 }
 
-// Commit ends the file and renames it over the old one, so that a crash
-// leaves the old digests or the new ones, never a torn file.
+// Commit ends the file and puts it in place of the old one, so that a
+// crash leaves the old digests or the new ones, never a torn file.
 func (d *DigestWriter) Commit() error {
 	d.bytes(nil)
 	d.write(binary.BigEndian.AppendUint64(nil, d.n))
 	if d.err == nil {
 		d.err = d.w.Flush()
 	}
-	if d.err == nil {
-		d.err = d.f.Sync()
-	}
-	if err := d.f.Close(); d.err == nil {
-		d.err = err
-	}
-	if d.err == nil {
-		d.err = os.Rename(d.f.Name(), d.path)
-	}
 	if d.err != nil {
-		_ = os.Remove(d.f.Name())
+		d.r.Abort()
 		return fmt.Errorf("writing the collection digests %s: %w", d.path, d.err)
+	}
+	if err := d.r.Commit(); err != nil {
+		d.err = err
+		return fmt.Errorf("writing the collection digests %s: %w", d.path, err)
 	}
 	return nil
 }
 
 // Abort removes the temporary file; the old digests stay.
-func (d *DigestWriter) Abort() {
-	d.f.Close()
-	_ = os.Remove(d.f.Name())
-}
+func (d *DigestWriter) Abort() { d.r.Abort() }

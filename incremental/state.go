@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/dynafold/dynafold/internal/durable"
 )
 
 const stateVersion = 1
@@ -75,34 +77,17 @@ func Load(path string) (*State, error) {
 	return &s, nil
 }
 
-// Save writes the state atomically (a temporary file renamed over it), so
-// that a crash leaves the old state or the new one, never a torn file.
+// Save replaces the state durably (durable.WriteFile), so that a crash
+// leaves the old state or the new one, never a torn file, and a power loss
+// cannot undo a save the run went on from.
 func Save(path string, s *State) error {
 	s.Version = stateVersion
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := durable.WriteFile(path, append(b, '\n')); err != nil {
 		return fmt.Errorf("writing incremental state %s: %w", path, err)
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("writing incremental state %s: %w", path, err)
-	}
-	_, werr := f.Write(append(b, '\n'))
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(f.Name(), path)
-	}
-	if werr != nil {
-		_ = os.Remove(f.Name())
-		return fmt.Errorf("writing incremental state %s: %w", path, werr)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dynafold/dynafold/internal/durable"
 	"github.com/dynafold/dynafold/mapping"
 	"github.com/dynafold/dynafold/value"
 )
@@ -92,7 +93,8 @@ func (p *policy) write(rerr *mapping.RowError) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.file == nil {
-		f, err := os.OpenFile(p.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		// Owner-only: the file holds whole source rows.
+		f, err := os.OpenFile(p.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, durable.FileMode)
 		if err != nil {
 			return fmt.Errorf("opening reject file: %w", err)
 		}

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dynafold/dynafold/checkpoint"
+	"github.com/dynafold/dynafold/internal/durable"
 )
 
 // File keeps a sync's state in local files: the state document at its
@@ -37,7 +38,7 @@ func trimJSON(p string) string { return strings.TrimSuffix(p, ".json") }
 
 // OpenFile opens the state kept at path, creating its directory.
 func OpenFile(path string) (*File, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := durable.MkdirAll(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
 	ix, err := openIndex(IndexPath(path))
@@ -78,7 +79,10 @@ func (f *File) WriteState(_ context.Context, doc []byte) error {
 	if err := f.index.Sync(); err != nil {
 		return fmt.Errorf("syncing the row index: %w", err)
 	}
-	return checkpoint.WriteAtomic(f.path, doc)
+	if err := durable.WriteFile(f.path, doc); err != nil {
+		return fmt.Errorf("writing sync checkpoint: %w", err)
+	}
+	return nil
 }
 
 // Keys implements Store.

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/dynafold/dynafold/internal/durable"
 )
 
 // rowIndex records, per entity row, the keys of the items the table holds
@@ -29,7 +31,7 @@ type rowIndex struct {
 }
 
 func openIndex(path string) (*rowIndex, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second, NoSync: true, NoFreelistSync: true})
+	db, err := bolt.Open(path, durable.FileMode, &bolt.Options{Timeout: 2 * time.Second, NoSync: true, NoFreelistSync: true})
 	if errors.Is(err, bolt.ErrTimeout) {
 		return nil, fmt.Errorf("row index %s is locked by another process (another dynafold sync of this table?)", path)
 	}

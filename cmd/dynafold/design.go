@@ -136,6 +136,10 @@ func (a *app) runDesign(cmd *cobra.Command, rep *report, write func(*tabledesign
 		_, err := a.stdout.Write(buf.Bytes())
 		return err
 	}
+	// 0644, unlike every other file dynafold writes (internal/durable): a
+	// design artifact is made to be shared, opened in NoSQL Workbench or
+	// handed to reviewers. Its sample items come from source rows; an
+	// operator who must not share them runs it with --no-source.
 	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("writing the %s design: %w", cmd.Name(), err)
 	}

@@ -56,7 +56,7 @@ collection over 10 GB with a local index, duplicate keys).`,
 	f.Bool("no-target", false, "do not describe the target table")
 	f.String("sink", "migrate", "how the items will be loaded: migrate (BatchWrite) or import (export + ImportTable: refuses LSIs and an existing table, shows the import cost)")
 	f.Float64("import-price", plan.DefaultImportPrice, "with --sink import: ImportTable price in USD per GB (default: us-east-1)")
-	f.String("slot", "", "the replication slot sync would use, for the sync readiness checks (default dynafold_<table>)")
+	f.String("slot", "", "the replication slot sync would use, for the sync readiness checks, folded as sync folds it (default dynafold_<table>)")
 	// Lowered limits, for tests: the defaults are DynamoDB's.
 	lim := plan.DefaultLimits()
 	f.Int("max-item-bytes", lim.ItemBytes, "item size limit")
@@ -134,6 +134,10 @@ func (a *app) runPlan(cmd *cobra.Command, _ []string) (err error) {
 		return a.planMappingErrors(rep, table, err)
 	}
 	rep.Table = l.static.Table.Name
+	slot, err := a.syncSlot(l.static.Table.Name)
+	if err != nil {
+		return err
+	}
 	src, p, err := a.connect(ctx, l, opts.Readers+2)
 	if err != nil {
 		return a.planMappingErrors(rep, l.static.Table.Name, err)
@@ -164,7 +168,7 @@ func (a *app) runPlan(cmd *cobra.Command, _ []string) (err error) {
 		}
 		return err
 	}
-	report.Sync, err = syncReadiness(ctx, src, p, schema.Tables, a.v.GetString("slot"))
+	report.Sync, err = syncReadiness(ctx, src, p, schema.Tables, slot)
 	if err != nil {
 		return err
 	}

@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/dynafold/dynafold/internal/durable"
 	"github.com/dynafold/dynafold/pipeline"
 )
 
@@ -51,7 +51,9 @@ func (a *app) finishReport(rep *report, err error) error {
 	}
 	data, merr := json.MarshalIndent(rep, "", "  ")
 	if merr == nil {
-		merr = os.WriteFile(path, append(data, '\n'), 0o644)
+		// Replaced durably and owner-only: a CI job reads it after the
+		// run, and it names the source and the rows at fault.
+		merr = durable.WriteFile(path, append(data, '\n'))
 	}
 	if merr != nil && err == nil {
 		return fmt.Errorf("writing report %s: %w", path, merr)

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/dynafold/dynafold/internal/durable"
 	"github.com/dynafold/dynafold/mapping"
 	"github.com/dynafold/dynafold/pipeline"
 	"github.com/dynafold/dynafold/sink"
@@ -46,7 +47,7 @@ type app struct {
 }
 
 func (a *app) startProfile(path string) error {
-	f, err := os.Create(path)
+	f, err := createPrivate(path)
 	if err != nil {
 		return err
 	}
@@ -58,12 +59,19 @@ func (a *app) startProfile(path string) error {
 // exit: where goroutines waited on the network, on each other or for a
 // CPU, which a CPU profile cannot show.
 func (a *app) startTrace(path string) error {
-	f, err := os.Create(path)
+	f, err := createPrivate(path)
 	if err != nil {
 		return err
 	}
 	a.traceFile = f
 	return trace.Start(f)
+}
+
+// createPrivate is os.Create with the owner-only mode of every file
+// dynafold writes: a profile or trace names the code, not the data, but
+// one rule for all files is one nobody has to think about.
+func createPrivate(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, durable.FileMode)
 }
 
 func (a *app) stopProfile() {
@@ -80,7 +88,7 @@ func (a *app) stopProfile() {
 	if a.memProfile != "" {
 		// Every allocation since the start, sampled (pprof -sample_index
 		// alloc_space shows what the collector had to clear up).
-		if f, err := os.Create(a.memProfile); err == nil {
+		if f, err := createPrivate(a.memProfile); err == nil {
 			_ = pprof.Lookup("allocs").WriteTo(f, 0)
 			f.Close()
 		}

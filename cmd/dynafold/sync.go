@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/dynafold/dynafold/plan"
 	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/source/drivers"
+	"github.com/dynafold/dynafold/source/postgres"
 	"github.com/dynafold/dynafold/statestore"
 )
 
@@ -74,7 +74,7 @@ saved; run again to resume).`,
 	f.Float64("max-wcu", 0, "cap on write capacity units per second (default: the table's provisioned capacity, or adaptive)")
 	f.String("checkpoint", "", "sync checkpoint (default .dynafold/<table>.sync.json; the row index and load checkpoint sit beside it)")
 	f.Duration("checkpoint-every", time.Second, "initial load: how often its checkpoint is saved")
-	f.String("slot", "", "replication slot and publication name (default dynafold_<table>)")
+	f.String("slot", "", "replication slot and publication name, folded to lower-case letters, digits and _ (default dynafold_<table>)")
 	f.Bool("until-caught-up", false, "exit 0 once every change committed before this command started is applied")
 	f.Bool("force", false, "go on with a sync checkpoint made with a different mapping")
 	f.String("reject-file", "", "JSON-lines file for rows rejected by on_error: reject (default .dynafold/<table>.rejects.jsonl)")
@@ -110,32 +110,44 @@ is left as it is.`,
 	}
 	f := cmd.Flags()
 	f.String("checkpoint", "", "sync checkpoint (default .dynafold/<table>.sync.json)")
-	f.String("slot", "", "replication slot and publication name (default dynafold_<table>)")
+	f.String("slot", "", "replication slot and publication name, folded to lower-case letters, digits and _ (default dynafold_<table>)")
 	addStateFlags(f)
 	return cmd
 }
 
 // slotName is dynafold_<table> folded to what PostgreSQL accepts in a slot
-// name: lower-case letters, digits and underscores, at most 63 bytes.
+// name (postgres.FoldSlotName), cut to its 63 bytes.
 func slotName(table string) string {
-	s := "dynafold_" + strings.ToLower(table)
-	s = regexp.MustCompile(`[^a-z0-9_]`).ReplaceAllString(s, "_")
-	if len(s) > 63 {
-		s = s[:63]
+	s := postgres.FoldSlotName("dynafold_" + table)
+	if len(s) > postgres.MaxSlotName {
+		s = s[:postgres.MaxSlotName]
 	}
 	return s
 }
 
-func (a *app) syncPaths(table string) (state, slot string) {
-	state = a.v.GetString("checkpoint")
-	if state == "" {
-		state = filepath.Join(".dynafold", table+".sync.json")
+// syncSlot is the replication slot (and publication) sync, sync cleanup
+// and plan name: --slot folded, or dynafold_<table>. Every command folds
+// it the same way, so that cleanup drops the slot sync created. A --slot
+// that cannot be folded into a slot name is invalid usage.
+func (a *app) syncSlot(table string) (string, error) {
+	flag := a.v.GetString("slot")
+	if flag == "" {
+		return slotName(table), nil
 	}
-	slot = a.v.GetString("slot")
-	if slot == "" {
-		slot = slotName(table)
+	slot, err := postgres.SlotName(flag)
+	if err != nil {
+		return "", usageError(fmt.Errorf("--slot: %w", err))
 	}
-	return state, slot
+	return slot, nil
+}
+
+// syncStatePath is the sync checkpoint: --checkpoint, or the table's
+// default under .dynafold/.
+func (a *app) syncStatePath(table string) string {
+	if p := a.v.GetString("checkpoint"); p != "" {
+		return p
+	}
+	return filepath.Join(".dynafold", table+".sync.json")
 }
 
 func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
@@ -151,6 +163,10 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 	if err := a.checkMigrateFlags(readers, writers); err != nil {
 		return usageError(err)
 	}
+	slot, err := a.syncSlot(l.static.Table.Name)
+	if err != nil {
+		return err
+	}
 	svc, err := a.checkSyncServiceFlags()
 	if err != nil {
 		return usageError(err)
@@ -164,7 +180,7 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 	rep.Source = dsn.Identity()
 	fingerprint := plan.Fingerprint(dsn.Identity())
 	rep.Fingerprint = fingerprint
-	statePath, slot := a.syncPaths(plan.Table.Name)
+	statePath := a.syncStatePath(plan.Table.Name)
 	state, err := a.openSyncState(ctx, l, statePath, plan.Table.Name)
 	if err != nil {
 		return err
@@ -366,7 +382,11 @@ func (a *app) runSyncCleanup(cmd *cobra.Command, _ []string) (err error) {
 	}
 	table := l.static.Table.Name
 	rep.Table = table
-	statePath, slot := a.syncPaths(table)
+	statePath := a.syncStatePath(table)
+	slot, err := a.syncSlot(table)
+	if err != nil {
+		return err
+	}
 	dsn, err := l.dsn()
 	if err != nil {
 		return err
@@ -408,11 +428,9 @@ func openSource(ctx context.Context, dsn source.DSN, maxConns int) (source.Sourc
 	return drivers.Open(ctx, dsn, maxConns)
 }
 
-// syncReadiness runs sync's prerequisite checks for plan.
+// syncReadiness runs sync's prerequisite checks for plan, with the slot
+// sync would use (syncSlot).
 func syncReadiness(ctx context.Context, src source.Source, p *mapping.Plan, tables map[source.TableRef]*source.Table, slot string) (*plan.SyncReadiness, error) {
-	if slot == "" {
-		slot = slotName(p.Table.Name)
-	}
 	r := &plan.SyncReadiness{Checked: true}
 	changes, err := drivers.OpenChangeSource(src, drivers.ChangeOptions{Slot: slot, Table: p.Table.Name})
 	if err != nil {

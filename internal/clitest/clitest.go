@@ -151,6 +151,14 @@ func Command(ctx context.Context, t testing.TB, dir string, env []string, args .
 	return cmd
 }
 
+// Umask makes cmd, not yet started, run under the umask mask (octal, as
+// sh's umask reads it): sh sets it and execs the command. Go sets no umask
+// per child, and the test process's own is shared by parallel tests.
+func Umask(cmd *exec.Cmd, mask string) {
+	cmd.Args = append([]string{"sh", "-c", "umask " + mask + ` && exec "$0" "$@"`, cmd.Path}, cmd.Args[1:]...)
+	cmd.Path = "/bin/sh"
+}
+
 // cleanEnv drops DYNAFOLD_* settings of the developer's shell so that
 // tests see only what they pass (the DYNAFOLD_TEST_* service addresses are
 // read by the tests themselves, not by the binary).

@@ -31,7 +31,8 @@ type Changes struct {
 }
 
 // NewChanges reads src's change log through the named slot and
-// publication.
+// publication, named as FoldSlotName folds them: the replication protocol
+// folds an unquoted name itself, and the catalog queries here do not.
 func (s *Source) NewChanges(slot, publication string) *Changes {
 	return &Changes{src: s, slot: slot, publication: publication}
 }
