@@ -631,6 +631,10 @@ func (e *engine) sendAll(ctx context.Context, ops []*mapping.Item) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(e.opts.Writers)
 	res := &results{}
+	// Each batch is a window of ops, which nothing changes before Wait
+	// returns, and its items' encodings sit in arena blocks that are never
+	// reused (mapping.Arena): a retried request sends what was built. The
+	// writer owns each request body it encodes (sink.Body).
 	for batch := range slices.Chunk(ops, sink.MaxBatchItems) {
 		g.Go(func() error { return e.writer.Write(gctx, batch, res) })
 	}

@@ -433,6 +433,10 @@ func (s *Sink) commit(ctx context.Context, f *openFile) (err error) {
 	if err := f.enc.buf.Flush(); err != nil {
 		return err
 	}
+	// The encoder's buffers (gzip state, pending lines, staging) are
+	// reused by the next file, so they go back only here, once the whole
+	// stream is in the spool file: an upload and its retries read the
+	// file, never the encoder.
 	s.release(f.enc)
 	f.enc = nil
 	if err := f.fh.Sync(); err != nil {

@@ -88,6 +88,8 @@ func (s *CompareSink) Write(ctx context.Context, batch []*mapping.Item, res sink
 // get reads the items of part by key, consistently, sending unprocessed
 // keys again with backoff; the result is keyed by mapping.Item.Key.
 func (s *CompareSink) get(ctx context.Context, part []*mapping.Item) (map[string]map[string]types.AttributeValue, error) {
+	// keys are built for this read alone; GetItems' retries read them (or
+	// the SDK's unprocessed keys) and nothing else.
 	byKey := make(map[string]*mapping.Item, len(part))
 	keys := make([]map[string]types.AttributeValue, 0, len(part))
 	for _, it := range part {

@@ -510,7 +510,11 @@ func (r *run) readShard(ctx context.Context, er *entityRun, shard *checkpoint.Sh
 func (r *run) builder(ctx context.Context, in <-chan []*ticket, out chan<- []*mapping.Item) error {
 	arena := &mapping.Arena{}
 	for chunk := range in {
-		var slab []mapping.Item // one allocation for the chunk's items
+		// One allocation for the chunk's items, never reused: a writer
+		// may send an item again long after the chunk is built, and it
+		// must send what was built (the arena's blocks are never reused
+		// either).
+		var slab []mapping.Item
 		built := make([]*ticket, 0, len(chunk))
 		var splits []splitRange
 		for _, tk := range chunk {

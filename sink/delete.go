@@ -44,6 +44,9 @@ func (d *Deleter) Delete(ctx context.Context, keys []map[string]types.AttributeV
 }
 
 func (d *Deleter) deleteBatch(ctx context.Context, keys []map[string]types.AttributeValue) error {
+	// reqs are this batch's alone and only read by each attempt (the
+	// SDK serializes every attempt from them); the unprocessed ones that
+	// replace them are the SDK's own values.
 	reqs := make([]types.WriteRequest, len(keys))
 	for i, k := range keys {
 		reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k}}

@@ -279,6 +279,9 @@ func (s *DirectSender) parse(ctx context.Context, resp *http.Response) (*dynamod
 
 // answerBuffers holds response bodies while they are parsed; one larger
 // than maxKeptAnswer (UnprocessedItems echoing a large batch) is dropped.
+// A buffer goes back only after parseSuccess, which copies what it keeps
+// (table names, numbers); an answer the SDK's decoder reads keeps its
+// buffer, since the output may point into it. Nothing retries a parse.
 var answerBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 const maxKeptAnswer = 64 << 10

@@ -35,7 +35,10 @@ func (e *GetExhaustedError) Unprocessed() bool { return errors.Is(e.Err, ErrUnpr
 // 16 MB), and passes each item returned to each. A key DynamoDB neither
 // returned nor left unprocessed is not in the table. A request DynamoDB
 // refuses ends it with "reading table T: …"; attempts that run out end it
-// with a *GetExhaustedError.
+// with a *GetExhaustedError. keys are only read, by the SDK during each
+// attempt (it serializes every attempt from them; no pooled buffer
+// crosses a retry), and the unprocessed keys that replace them are the
+// SDK's own values.
 func GetItems(ctx context.Context, api GetAPI, table string, keys []map[string]types.AttributeValue, policy retry.Policy, each func(map[string]types.AttributeValue)) error {
 	err := retry.Do(ctx, policy, RetryClass, func(ctx context.Context) (bool, error) {
 		out, err := api.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{

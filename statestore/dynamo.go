@@ -362,6 +362,10 @@ func (d *Dynamo) SetKeys(ctx context.Context, entries []Entry) error {
 
 // writeAll sends reqs in batches, some in flight at once, and returns once
 // every one is acknowledged.
+//
+// Each batch is a window of reqs, whose values (encodeKeys) are allocated
+// for this call and not changed before Wait returns; a retry sends the
+// same values, or the SDK's own unprocessed ones.
 func (d *Dynamo) writeAll(ctx context.Context, reqs []types.WriteRequest) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(inFlight)

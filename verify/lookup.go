@@ -20,6 +20,8 @@ const maxAttempts = 12
 // BatchGetItem (consistent reads, unprocessed keys sent again with
 // backoff) and classifies each.
 func (c *comparer) lookup(ctx context.Context, batch []lookupItem) error {
+	// keys are built for this lookup alone; GetItems' retries read them
+	// (or the SDK's unprocessed keys) and nothing else.
 	pending := make(map[string]*lookupItem, len(batch))
 	keys := make([]map[string]types.AttributeValue, 0, len(batch))
 	for i := range batch {
