@@ -61,6 +61,11 @@ func classify(err error) errClass {
 	if errors.Is(err, errChecksum) || errors.Is(err, errAnswerCut) {
 		return classTransient
 	}
+	// Longer than any answer of DynamoDB's: sending again would only
+	// read as much again.
+	if errors.Is(err, errAnswerTooLarge) {
+		return classFatal
+	}
 	var ptee *types.ProvisionedThroughputExceededException
 	var thr *types.ThrottlingException
 	var rle *types.RequestLimitExceeded

@@ -98,6 +98,17 @@ var ErrViaSDK = errors.New("send through the SDK client")
 // The batch is sent again, as after a broken connection.
 var errChecksum = errors.New("response did not match its X-Amz-Crc32 checksum")
 
+// maxAnswerBytes bounds a BatchWriteItem answer read into memory. The
+// largest one DynamoDB sends echoes a whole request as UnprocessedItems
+// (a request is at most MaxBatchBytes), with its consumed capacity: twice
+// that leaves room for the encoding, and bounds what a broken or hostile
+// endpoint can make a writer hold.
+const maxAnswerBytes = 2 * MaxBatchBytes
+
+// errAnswerTooLarge: the response body is longer than any answer of
+// DynamoDB's; the endpoint is not one, and the run stops.
+var errAnswerTooLarge = fmt.Errorf("response body larger than %d MiB, more than DynamoDB answers to a BatchWriteItem", maxAnswerBytes>>20)
+
 // errAnswerCut: the response body could not be read to its end (the
 // connection broke after the headers). Which items were processed is
 // unknown, so the batch is sent again, as after a checksum mismatch.
@@ -244,9 +255,13 @@ func (s *DirectSender) parse(ctx context.Context, resp *http.Response) (*dynamod
 	// the pool; the SDK's decoder reads it whole too.
 	buf := answerBuffers.Get().(*bytes.Buffer)
 	buf.Reset()
-	if _, err := buf.ReadFrom(resp.Body); err != nil {
+	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, maxAnswerBytes+1)); err != nil {
 		answerBuffers.Put(buf)
 		return nil, &smithy.DeserializationError{Err: fmt.Errorf("%w: %w", errAnswerCut, err)}
+	}
+	if buf.Len() > maxAnswerBytes {
+		// Not recycled: too large to keep.
+		return nil, &smithy.DeserializationError{Err: errAnswerTooLarge}
 	}
 	body := buf.Bytes()
 	if check && crc32.ChecksumIEEE(body) != want {

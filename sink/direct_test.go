@@ -414,3 +414,27 @@ func TestDirectKeepsBodiesUntilClosed(t *testing.T) {
 		require.Greater(t, at, closedAt, "a body was recycled before the RoundTripper closed it")
 	}
 }
+
+// TestDirectAnswerIsReadUpToACap: an endpoint that answers with more than
+// any DynamoDB answer (here an endless body) makes the write fail, fatally
+// and after reading at most the cap, instead of filling the writer's
+// memory.
+func TestDirectAnswerIsReadUpToACap(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		chunk := bytes.Repeat([]byte(" "), 1<<20)
+		for range 4 * maxAnswerBytes >> 20 {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	w := NewDynamoWriter(NewReachGuard(localClient(srv.URL)), &mapping.TableSchema{Name: "t", PK: mapping.KeyAttr{Name: "PK", Type: mapping.TypeS}},
+		WriterOptions{Sleep: func(context.Context, time.Duration) error { return nil }})
+	err := w.Write(context.Background(), benchBatch(), &countingResults{})
+	require.ErrorIs(t, err, errAnswerTooLarge)
+	require.Equal(t, classFatal, classify(err))
+	require.Contains(t, err.Error(), "larger than 32 MiB")
+	require.EqualValues(t, 1, w.Stats().Requests, "not sent again")
+}
