@@ -34,18 +34,8 @@ func TestMigrateThroughInjectedFaultsLosesNothing(t *testing.T) {
 			portfolios = testenv.Size(1_000, 2_000)
 		}
 		t.Run(d.Name, func(t *testing.T) {
-			dsn := d.NewDB(t)
-			loadScale(t, d.Name, dsn, portfolios)
-			client := testenv.DynamoClient(t)
-			table := testenv.NewTableName(t)
-			testenv.DeleteTableOnCleanup(t, client, table)
-			endpoint := testenv.DynamoEndpoint(t)
-			config := clitest.RepoPath("configs/portfolios.yaml")
-
-			r := clitest.Run(t, "", nil, "table", "create", "--config", config, "--source-dsn", dsn, "--endpoint", endpoint, "--table", table)
-			require.Equal(t, 0, r.Code, r.Output())
-
-			proxy, err := faultproxy.New(endpoint, faultproxy.Config{
+			tg := newScaleTarget(t, d, portfolios)
+			proxy, err := faultproxy.New(testenv.DynamoEndpoint(t), faultproxy.Config{
 				Partial:    0.20,
 				Throttle:   0.05, // ProvisionedThroughputExceededException
 				Throttling: 0.05, // ThrottlingException
@@ -63,8 +53,7 @@ func TestMigrateThroughInjectedFaultsLosesNothing(t *testing.T) {
 			dir := t.TempDir()
 			report := filepath.Join(dir, "report.json")
 			started := time.Now()
-			r = clitest.Run(t, dir, nil, "migrate", "--config", config, "--source-dsn", dsn, "--endpoint", url, "--table", table,
-				"--progress", "none", "--report", report)
+			r := clitest.Run(t, dir, nil, append([]string{"migrate", "--progress", "none", "--report", report}, tg.with(url)...)...)
 			require.Equal(t, 0, r.Code, r.Output())
 			t.Logf("migrated %d items through the fault proxy in %v", 10*portfolios, time.Since(started).Round(time.Millisecond))
 
@@ -99,10 +88,10 @@ func TestMigrateThroughInjectedFaultsLosesNothing(t *testing.T) {
 				"every failed request was retried")
 
 			// An independent scan, straight from dynalite.
-			requireScaleTable(t, client, table, portfolios)
+			requireScaleTable(t, tg.client, tg.table, portfolios)
 
 			// And dynafold's own proof: verify against the table, without faults.
-			r = clitest.Run(t, dir, nil, "verify", "--config", config, "--source-dsn", dsn, "--endpoint", endpoint, "--table", table)
+			r = tg.run(t, dir, "verify")
 			require.Equal(t, 0, r.Code, r.Output())
 		})
 	}

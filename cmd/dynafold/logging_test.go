@@ -50,18 +50,8 @@ func messages(logs []map[string]any, level string) []string {
 // (warn) prints none of them.
 func TestLogLevels(t *testing.T) {
 	t.Parallel()
-	d := testenv.Drivers()[0]
-	dsn := d.NewDB(t)
-	loadScale(t, d.Name, dsn, 100) // 1,000 rows and items
-	client := testenv.DynamoClient(t)
-	table := testenv.NewTableName(t)
-	testenv.DeleteTableOnCleanup(t, client, table)
-	endpoint := testenv.DynamoEndpoint(t)
-	config := clitest.RepoPath("configs/portfolios.yaml")
-	r := clitest.Run(t, "", nil, "table", "create", "--config", config, "--source-dsn", dsn, "--endpoint", endpoint, "--table", table)
-	require.Equal(t, 0, r.Code, r.Output())
-
-	proxy, err := faultproxy.New(endpoint, faultproxy.Config{Throttle: 0.3, Seed: 3})
+	tg := newScaleTarget(t, testenv.Drivers()[0], 100) // 1,000 rows and items
+	proxy, err := faultproxy.New(testenv.DynamoEndpoint(t), faultproxy.Config{Throttle: 0.3, Seed: 3})
 	require.NoError(t, err)
 	url, stop, err := proxy.Start()
 	require.NoError(t, err)
@@ -74,7 +64,7 @@ func TestLogLevels(t *testing.T) {
 	var cuts int64
 	migrate := func(level string) ([]map[string]any, []string) {
 		report := filepath.Join(dir, "report.json")
-		args := []string{"migrate", "--config", config, "--source-dsn", dsn, "--endpoint", url, "--table", table, "--progress", "none", "--restart", "--report", report}
+		args := append([]string{"migrate", "--progress", "none", "--restart", "--report", report}, tg.with(url)...)
 		if level != "" {
 			args = append(args, "--log-level", level)
 		}

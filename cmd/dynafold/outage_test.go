@@ -38,17 +38,8 @@ func TestMigrateWithManyWritersThroughOutages(t *testing.T) {
 			// 10 items a portfolio; --max-wcu stretches the run over the
 			// outages instead of more data.
 			const portfolios = 800
-			dsn := d.NewDB(t)
-			loadScale(t, d.Name, dsn, portfolios)
-			client := testenv.DynamoClient(t)
-			table := testenv.NewTableName(t)
-			testenv.DeleteTableOnCleanup(t, client, table)
-			endpoint := testenv.DynamoEndpoint(t)
-			config := clitest.RepoPath("configs/portfolios.yaml")
-			r := clitest.Run(t, "", nil, "table", "create", "--config", config, "--source-dsn", dsn, "--endpoint", endpoint, "--table", table)
-			require.Equal(t, 0, r.Code, r.Output())
-
-			proxy, err := tcpproxy.Start(strings.TrimPrefix(endpoint, "http://"))
+			tg := newScaleTarget(t, d, portfolios)
+			proxy, err := tcpproxy.Start(strings.TrimPrefix(testenv.DynamoEndpoint(t), "http://"))
 			require.NoError(t, err)
 			defer proxy.Close()
 
@@ -56,9 +47,8 @@ func TestMigrateWithManyWritersThroughOutages(t *testing.T) {
 			report := filepath.Join(dir, "report.json")
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
-			cmd := clitest.Command(ctx, t, dir, nil, "migrate", "--config", config, "--source-dsn", dsn,
-				"--endpoint", "http://"+proxy.Addr(), "--table", table, "--writers", "32", "--max-wcu", "700",
-				"--write-path", path, "--progress", "none", "--log-level", "warn", "--report", report)
+			cmd := clitest.Command(ctx, t, dir, nil, append([]string{"migrate", "--writers", "32", "--max-wcu", "700",
+				"--write-path", path, "--progress", "none", "--log-level", "warn", "--report", report}, tg.with("http://"+proxy.Addr())...)...)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			require.NoError(t, cmd.Start())
@@ -66,7 +56,7 @@ func TestMigrateWithManyWritersThroughOutages(t *testing.T) {
 			go func() { done <- cmd.Wait() }()
 
 			// The outages start once items are being written.
-			require.Eventually(t, func() bool { return tableHasItems(t, client, table) }, time.Minute, 20*time.Millisecond)
+			require.Eventually(t, func() bool { return tableHasItems(t, tg.client, tg.table) }, time.Minute, 20*time.Millisecond)
 			outages := 0
 		outage:
 			for range 4 {
@@ -97,8 +87,8 @@ func TestMigrateWithManyWritersThroughOutages(t *testing.T) {
 			require.EqualValues(t, 10*portfolios, rep.Summary.Total.ItemsWritten, "every item acknowledged exactly once")
 			require.Positive(t, rep.Summary.Total.Retried, "requests broken by the outages were sent again")
 
-			requireScaleTable(t, client, table, portfolios)
-			r = clitest.Run(t, dir, nil, "verify", "--config", config, "--source-dsn", dsn, "--endpoint", endpoint, "--table", table)
+			requireScaleTable(t, tg.client, tg.table, portfolios)
+			r := tg.run(t, dir, "verify")
 			require.Equal(t, 0, r.Code, r.Output())
 		})
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -96,4 +97,24 @@ func jsonField(line, name string) string {
 	}
 	rest := line[i+len(key):]
 	return rest[:strings.IndexByte(rest, '"')]
+}
+
+// newScaleTarget is a database of d loaded with portfolios (ten rows and
+// items each, loadScale) and an empty table of the portfolio design
+// created for it; its flags reach both directly.
+func newScaleTarget(t *testing.T, d testenv.Driver, portfolios int) *target {
+	t.Helper()
+	tg := newTarget(t, d, "configs/portfolios.yaml")
+	loadScale(t, d.Name, tg.dsn, portfolios)
+	r := tg.run(t, "", "table", "create")
+	require.Equal(t, 0, r.Code, r.Output())
+	return tg
+}
+
+// with is tg's flags with --endpoint replaced: a run through a proxy.
+func (tg *target) with(endpoint string) []string {
+	flags := slices.Clone(tg.flags)
+	i := slices.Index(flags, "--endpoint")
+	flags[i+1] = endpoint
+	return flags
 }

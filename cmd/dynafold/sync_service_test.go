@@ -245,13 +245,7 @@ func TestSyncGivesUpAfter(t *testing.T) {
 // written per entity, the ETA, throttling and retries.
 func TestMigrateServesMetrics(t *testing.T) {
 	t.Parallel()
-	d := testenv.Drivers()[0]
-	dsn := d.NewDB(t)
-	loadScale(t, d.Name, dsn, 100) // 1,000 rows and items
-	tg := &target{client: testenv.DynamoClient(t), table: testenv.NewTableName(t), dsn: dsn}
-	testenv.DeleteTableOnCleanup(t, tg.client, tg.table)
-	tg.flags = []string{"--config", clitest.RepoPath("configs/portfolios.yaml"), "--source-dsn", dsn, "--endpoint", testenv.DynamoEndpoint(t), "--table", tg.table}
-	require.Equal(t, 0, tg.run(t, "", "table", "create").Code)
+	tg := newScaleTarget(t, testenv.Drivers()[0], 100) // 1,000 rows and items
 	addr := freeAddr(t)
 	// 200 write units a second: several seconds to scrape in.
 	cmd := clitest.Command(context.Background(), t, "", nil, append([]string{"migrate", "--progress", "none", "--max-wcu", "200", "--metrics-addr", addr}, tg.flags...)...)
