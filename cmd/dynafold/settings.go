@@ -108,7 +108,8 @@ func (l *loaded) dsn() (source.DSN, error) {
 	}
 	d, err := source.ParseDSN(l.cfg.Source.Driver, raw)
 	if err != nil {
-		return source.DSN{}, usageError(fmt.Errorf("source DSN: %w", err))
+		// A *source.DSNError: exit 2 (see exit.go).
+		return source.DSN{}, fmt.Errorf("source DSN: %w", err)
 	}
 	// The DSN's form decides the driver (see source.ParseDSN).
 	l.cfg.Source.Driver = d.Driver()
