@@ -78,11 +78,13 @@ type DSNError struct{ Msg string }
 func (e *DSNError) Error() string { return e.Msg }
 
 // checkURLUserinfo refuses a postgres:// or mysql:// URL with an @ that
-// is not percent-encoded before its query: in the user or the password
-// (or the database name), such an @ ends the user information early. pgx
-// would take the rest of the password for the host, try to connect to it,
-// and name it in its error; net/url would split elsewhere. Either way the
-// DSN does not mean what it says, so it is refused, without quoting it.
+// is not percent-encoded before its query, other than the one that ends
+// the user information: in the user or the password, such an @ ends it
+// early, and pgx would take the rest of the password for the host, try to
+// connect to it and name it in its error ("no such host ssW0rdX@db");
+// after a raw / in the password, the @ is in the path, and the password
+// is cut at the /. Either way the DSN does not mean what it says, so it is
+// refused, without quoting it.
 func checkURLUserinfo(raw string) error {
 	scheme, rest, ok := strings.Cut(raw, "://")
 	if !ok {
@@ -96,10 +98,11 @@ func checkURLUserinfo(raw string) error {
 	if i := strings.IndexAny(rest, "?#"); i >= 0 {
 		rest = rest[:i]
 	}
-	if strings.Count(rest, "@") < 2 {
+	_, path, _ := strings.Cut(rest, "/")
+	if strings.Count(rest, "@") < 2 && !strings.Contains(path, "@") {
 		return nil
 	}
-	return &DSNError{Msg: fmt.Sprintf("the %s:// URL has more than one @ before its query: an @ in the user name or password must be percent-encoded as %%40 (and : as %%3A, / as %%2F, %% as %%25), as in %s://app:p%%40ss@db.internal/app", scheme, scheme)}
+	return &DSNError{Msg: fmt.Sprintf("the %s:// URL has an @ that does not end the user information: in a URL, an @ in the user name or password must be percent-encoded as %%40 (and / as %%2F, : as %%3A, ? as %%3F, # as %%23, %% as %%25), as in %s://app:p%%40ss@db.internal/app", scheme, scheme)}
 }
 
 // InferDriver is the driver a DSN's form names ("postgres" for postgres://

@@ -155,6 +155,7 @@ func TestURLWithRawAtIsRefused(t *testing.T) {
 		"in the user name":   "postgres://ssW0@rdX:pw@127.0.0.1/shop",
 		"mysql url":          "mysql://app:p@ssW0rdX@127.0.0.1:3306/shop",
 		"password ends in @": "postgres://app:pssW0rdX@@127.0.0.1/shop",
+		"after a raw /":      "postgres://app:p/ssW0rdX@127.0.0.1/shop",
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := source.ParseDSN("", raw)
