@@ -2,12 +2,12 @@ package source
 
 import (
 	"regexp"
-	"strings"
-	"unicode/utf8"
+
+	"github.com/dynafold/dynafold/internal/redact"
 )
 
 // redacted replaces a password wherever it is found.
-const redacted = "xxxxx"
+const redacted = redact.Mask
 
 // userinfo matches "user:secret@" in URLs and MySQL DSNs, a second line of
 // defence for text the password matching did not cover. The secret runs to
@@ -41,7 +41,7 @@ func (d DSN) Redact(s string) string {
 // anything a command prints.
 func (d DSN) RedactPassword(s string) string {
 	for _, p := range d.passwords {
-		s = replaceEncoded(s, p)
+		s = redact.Encoded(s, p, redacted)
 	}
 	return s
 }
@@ -64,96 +64,3 @@ type redactedError struct {
 
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
-
-// replaceEncoded replaces every run of s that decodes to secret, whatever
-// mix of escapes it uses, with redacted.
-func replaceEncoded(s, secret string) string {
-	if secret == "" {
-		return s
-	}
-	var b strings.Builder
-	last := 0
-	first := secret[0]
-	for i := 0; i < len(s); {
-		n := 0
-		// Only these bytes can begin a form of secret.
-		if c := s[i]; c == first || c == '%' || c == '\\' || c == '+' {
-			n = matchEncoded(s[i:], secret)
-		}
-		if n == 0 {
-			i++
-			continue
-		}
-		b.WriteString(s[last:i])
-		b.WriteString(redacted)
-		i += n
-		last = i
-	}
-	if last == 0 {
-		return s
-	}
-	b.WriteString(s[last:])
-	return b.String()
-}
-
-// matchEncoded returns the length of the prefix of s that decodes to
-// secret, or 0. Each byte of secret may be written as itself, as %XX (either
-// case), as \u00XX (an ASCII byte), after a backslash (a quote or a
-// backslash), or as + (a space). Where two readings fit (a % of the secret
-// written as itself or as %25) both are tried: a wrong one fails within a
-// byte or two.
-func matchEncoded(s, secret string) int {
-	if secret == "" {
-		return 0
-	}
-	return matchFrom(s, secret, 0, 0)
-}
-
-// matchFrom matches secret[j:] against s[k:], returning where the match
-// ends in s, or 0.
-func matchFrom(s, secret string, k, j int) int {
-	if j == len(secret) {
-		return k
-	}
-	c := secret[j]
-	if k < len(s) && (s[k] == c || s[k] == '+' && c == ' ') {
-		if n := matchFrom(s, secret, k+1, j+1); n > 0 {
-			return n
-		}
-	}
-	if k+2 < len(s) && s[k] == '%' && hexByte(s[k+1], s[k+2]) == int(c) {
-		if n := matchFrom(s, secret, k+3, j+1); n > 0 {
-			return n
-		}
-	}
-	if k+1 < len(s) && s[k] == '\\' && s[k+1] == c && (c == '\'' || c == '"' || c == '\\') {
-		if n := matchFrom(s, secret, k+2, j+1); n > 0 {
-			return n
-		}
-	}
-	if c < utf8.RuneSelf && k+5 < len(s) && s[k] == '\\' && s[k+1] == 'u' && s[k+2] == '0' && s[k+3] == '0' && hexByte(s[k+4], s[k+5]) == int(c) {
-		return matchFrom(s, secret, k+6, j+1)
-	}
-	return 0
-}
-
-// hexByte decodes two hex digits, or returns -1.
-func hexByte(hi, lo byte) int {
-	h, l := unhex(hi), unhex(lo)
-	if h < 0 || l < 0 {
-		return -1
-	}
-	return h<<4 | l
-}
-
-func unhex(c byte) int {
-	switch {
-	case '0' <= c && c <= '9':
-		return int(c - '0')
-	case 'a' <= c && c <= 'f':
-		return int(c - 'a' + 10)
-	case 'A' <= c && c <= 'F':
-		return int(c - 'A' + 10)
-	}
-	return -1
-}

@@ -57,7 +57,7 @@ func TestDocsExamples(t *testing.T) {
 		for _, c := range cmds {
 			checked++
 			where := rel(c.File) + ":" + strconv.Itoa(c.Line) + ": " + c.Text
-			a := &app{v: viper.New(), stdout: io.Discard, stderr: io.Discard, console: newConsole(io.Discard)}
+			a := &app{v: viper.New(), stdout: io.Discard, stderr: io.Discard, console: newConsole(io.Discard, nil)}
 			cmd, err := docexamples.Parse(a.rootCommand(), c.Words[1:])
 			if err != nil {
 				t.Errorf("%s\n\tdoes not parse against the dynafold command tree: %v\n\t(fix the example, or the command if the example is right)", where, err)

@@ -159,8 +159,12 @@ func (a *app) connect(ctx context.Context, l *loaded, maxConns int) (source.Sour
 
 // dynamo builds the DynamoDB client for the mapping's target.
 func (a *app) dynamo(ctx context.Context, l *loaded, conns int) (*dynamodb.Client, error) {
-	return sink.NewClient(ctx, sink.ClientOptions{Region: l.cfg.Target.Region, Endpoint: l.cfg.Target.Endpoint, MaxConns: conns, Logger: a.log,
+	client, err := sink.NewClient(ctx, sink.ClientOptions{Region: l.cfg.Target.Region, Endpoint: l.cfg.Target.Endpoint, MaxConns: conns, Logger: a.log,
 		AllowInsecure: a.v.GetBool("allow-insecure-endpoint")})
+	if err == nil {
+		a.learnCredentials(ctx, client.Options().Credentials)
+	}
+	return client, err
 }
 
 // requireTable checks that the target table exists with the mapping's keys
