@@ -276,7 +276,7 @@ func checkStringKey(b []byte, limit int) error {
 	case len(b) == 0:
 		return fmt.Errorf("key is an empty string; %w", errEmptyKey)
 	case !utf8.Valid(b):
-		return fmt.Errorf("key %q is not valid UTF-8", b)
+		return fmt.Errorf("key %s is not valid UTF-8", quoteValue(string(b)))
 	case len(b) > limit:
 		return fmt.Errorf("key is %d bytes; the limit is %d", len(b), limit)
 	}
@@ -415,7 +415,7 @@ func convertArena(a *Arena, v value.Value, t AttrType) (types.AttributeValue, er
 	switch {
 	case v.Kind == value.String && (t == TypeAuto || t == TypeS):
 		if !utf8.ValidString(v.S) {
-			return nil, fmt.Errorf("invalid UTF-8 in string value %q", v.S)
+			return nil, fmt.Errorf("invalid UTF-8 in string value %s", quoteValue(v.S))
 		}
 		return a.S(v.S), nil
 	case v.Kind == value.Int && (t == TypeAuto || t == TypeN):

@@ -126,7 +126,7 @@ func toS(v value.Value) (types.AttributeValue, error) {
 		// holding UTF-8, say); bytes that are not UTF-8 are an error, never
 		// silently mangled.
 		if !utf8.Valid(v.Bytes()) {
-			return nil, fmt.Errorf("binary value %q is not valid UTF-8 text; store it as type B", v.Bytes())
+			return nil, fmt.Errorf("binary value %s is not valid UTF-8 text; store it as type B", quoteValue(string(v.Bytes())))
 		}
 		s = string(v.Bytes())
 	case value.List:
@@ -135,7 +135,7 @@ func toS(v value.Value) (types.AttributeValue, error) {
 		s = v.Text()
 	}
 	if !utf8.ValidString(s) {
-		return nil, fmt.Errorf("invalid UTF-8 in string value %q", s)
+		return nil, fmt.Errorf("invalid UTF-8 in string value %s", quoteValue(s))
 	}
 	return &types.AttributeValueMemberS{Value: s}, nil
 }
@@ -159,7 +159,7 @@ func toNumber(v value.Value) (string, error) {
 		}
 		n, err := NormalizeNumber(s)
 		if errors.Is(err, errNotNumber) {
-			return "", fmt.Errorf("%q is not a number", v.S)
+			return "", fmt.Errorf("%s is not a number", quoteValue(v.S))
 		}
 		return n, err
 	case value.Date, value.Timestamp:
@@ -181,7 +181,7 @@ func toBool(v value.Value) (types.AttributeValue, error) {
 		case "false", "f", "no", "n", "0", "off":
 			return &types.AttributeValueMemberBOOL{Value: false}, nil
 		}
-		return nil, fmt.Errorf("%q is not a boolean", v.S)
+		return nil, fmt.Errorf("%s is not a boolean", quoteValue(v.S))
 	}
 	return nil, fmt.Errorf("cannot store a %s value as BOOL", v.Kind)
 }
@@ -268,7 +268,7 @@ func toSet(v value.Value, t AttrType) (types.AttributeValue, error) {
 			bs = append(bs, e.Bytes())
 		}
 		if seen[k] {
-			return nil, fmt.Errorf("a %s cannot hold duplicates, and %q appears twice", t, k)
+			return nil, fmt.Errorf("a %s cannot hold duplicates, and %s appears twice", t, quoteValue(k))
 		}
 		seen[k] = true
 	}
@@ -335,7 +335,7 @@ func jsonValue(x any) (types.AttributeValue, error) {
 		for k, e := range v {
 			av, err := jsonValue(e)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", k, err)
+				return nil, fmt.Errorf("%s: %w", boundValue(k), err)
 			}
 			out[k] = av
 		}

@@ -98,9 +98,9 @@ func keyString(parts []KeyPart) string {
 		sb.WriteString(p.Column)
 		sb.WriteByte('=')
 		if p.Value.Kind == value.String {
-			sb.WriteString(fmt.Sprintf("%q", p.Value.S))
+			sb.WriteString(quoteValue(p.Value.S))
 		} else {
-			sb.WriteString(p.Value.Text())
+			sb.WriteString(boundValue(p.Value.Text()))
 		}
 	}
 	return sb.String()

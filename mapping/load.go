@@ -53,7 +53,7 @@ func Parse(data []byte) (*Config, error) {
 			// Not a type mismatch but a value yaml cannot resolve at all
 			// (`!!int x`), or aliases that expand too far: decoding stopped,
 			// and the message carries no line.
-			return nil, Errors{kc.locateFailure(err)}
+			return nil, hideSecrets(Errors{kc.locateFailure(err)}, secretValues(root))
 		}
 		perLine := map[int]int{}
 		for _, msg := range te.Errors {
@@ -61,7 +61,8 @@ func Parse(data []byte) (*Config, error) {
 		}
 	}
 	if err := errs.err(); err != nil {
-		return nil, err
+		// yaml's messages quote the value that does not decode.
+		return nil, hideSecrets(err.(Errors), secretValues(root))
 	}
 	return &cfg, nil
 }

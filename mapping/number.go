@@ -30,15 +30,15 @@ func NormalizeNumber(s string) (string, error) {
 		return "0", nil
 	}
 	if len(digits) > maxNumberDigits {
-		return "", fmt.Errorf("%s has %d significant digits; DynamoDB numbers hold at most %d", s, len(digits), maxNumberDigits)
+		return "", fmt.Errorf("%s has %d significant digits; DynamoDB numbers hold at most %d", boundValue(s), len(digits), maxNumberDigits)
 	}
 	// adj is the power of ten of the most significant digit.
 	adj := exp + len(digits) - 1
 	if adj > maxNumberExp {
-		return "", fmt.Errorf("%s is larger than DynamoDB's largest number (about 1E+126)", s)
+		return "", fmt.Errorf("%s is larger than DynamoDB's largest number (about 1E+126)", boundValue(s))
 	}
 	if adj < minNumberExp {
-		return "", fmt.Errorf("%s is smaller than DynamoDB's smallest non-zero number (1E-130)", s)
+		return "", fmt.Errorf("%s is smaller than DynamoDB's smallest non-zero number (1E-130)", boundValue(s))
 	}
 	var sb strings.Builder
 	if neg {
@@ -89,20 +89,20 @@ func parseDecimal(s string) (neg bool, digits string, exp int, err error) {
 	if i := strings.IndexAny(s, "eE"); i >= 0 {
 		mant, expPart = s[:i], s[i+1:]
 		if expPart == "" {
-			return false, "", 0, fmt.Errorf("%q: %w", s, errNotNumber)
+			return false, "", 0, fmt.Errorf("%s: %w", quoteValue(s), errNotNumber)
 		}
 		e, perr := strconv.Atoi(expPart)
 		if perr != nil {
-			return false, "", 0, fmt.Errorf("%q: %w", s, errNotNumber)
+			return false, "", 0, fmt.Errorf("%s: %w", quoteValue(s), errNotNumber)
 		}
 		exp = e
 	}
 	intPart, frac, _ := strings.Cut(mant, ".")
 	if intPart == "" && frac == "" {
-		return false, "", 0, fmt.Errorf("%q: %w", s, errNotNumber)
+		return false, "", 0, fmt.Errorf("%s: %w", quoteValue(s), errNotNumber)
 	}
 	if strings.Trim(intPart, "0123456789") != "" || strings.Trim(frac, "0123456789") != "" {
-		return false, "", 0, fmt.Errorf("%q: %w", s, errNotNumber)
+		return false, "", 0, fmt.Errorf("%s: %w", quoteValue(s), errNotNumber)
 	}
 	all := intPart + frac
 	exp -= len(frac)

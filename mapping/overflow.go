@@ -112,7 +112,7 @@ func (np *NestPlan) value(children []value.Row, a *Arena) (types.AttributeValue,
 	m := make(map[string]types.AttributeValue, len(elems))
 	for i, k := range keys {
 		if _, dup := m[k]; dup {
-			return nil, nil, nil, fmt.Errorf("two child rows have the map key %q", k)
+			return nil, nil, nil, fmt.Errorf("two child rows have the map key %s", quoteValue(k))
 		}
 		m[k] = elems[i]
 	}
@@ -189,7 +189,7 @@ func (np *NestPlan) split(e *EntityPlan, base Item, elems []types.AttributeValue
 	for p, c := range chunks {
 		partSK := sk + fmt.Sprintf(partFormat, p+1)
 		if len(partSK) > lim.sk {
-			return nil, fmt.Errorf("part sort key %q is over %d bytes", partSK, lim.sk)
+			return nil, fmt.Errorf("part sort key %s is over %d bytes", quoteValue(partSK), lim.sk)
 		}
 		attrs := map[string]types.AttributeValue{
 			tbl.PK.Name: pk,

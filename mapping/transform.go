@@ -146,7 +146,7 @@ func pad(v value.Value, width int) (value.Value, error) {
 			s = s[:i]
 		}
 		if s == "" || strings.Trim(s, "0123456789") != "" {
-			return v, fmt.Errorf("%q is not a whole number", v.S)
+			return v, fmt.Errorf("%s is not a whole number", quoteValue(v.S))
 		}
 		digits = strings.TrimLeft(s, "0")
 		if digits == "" {
@@ -156,7 +156,7 @@ func pad(v value.Value, width int) (value.Value, error) {
 		return v, fmt.Errorf("cannot pad a %s value", v.Kind)
 	}
 	if len(digits) > width {
-		return v, fmt.Errorf("%s has more than %d digits, so padded keys would no longer sort", digits, width)
+		return v, fmt.Errorf("%s has more than %d digits, so padded keys would no longer sort", boundValue(digits), width)
 	}
 	return value.StringValue(strings.Repeat("0", width-len(digits)) + digits), nil
 }

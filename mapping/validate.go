@@ -27,6 +27,10 @@ func validateStatic(cfg *Config, errs *Errors) *TableSchema {
 			errs.add("source.driver", "missing the source driver: the DSN's form does not name one (postgres://…, mysql://… or user:password@tcp(host:port)/db do); set driver: postgres or mysql")
 		}
 	default:
+		if looksSecret(cfg.Source.Driver) {
+			errs.add("source.driver", "unknown driver %s (postgres or mysql; a DSN goes in source.dsn)", notShown)
+			break
+		}
 		errs.add("source.driver", "unknown driver %q (postgres or mysql)", cfg.Source.Driver)
 	}
 	ts := tableSchema(&cfg.Target, errs)

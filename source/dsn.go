@@ -1,7 +1,6 @@
 package source
 
 import (
-	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -15,12 +14,12 @@ import (
 // JSON marshalling all redact it, so a DSN can be logged or put in an error
 // without thinking. Only drivers call Secret to connect.
 type DSN struct {
-	driver   string
-	raw      string
-	password string
+	driver string
+	raw    string
+	// passwords are the password as the DSN writes it, decoded, and as
+	// the driver will send it, when the two differ (see postgresPassword).
+	passwords []string
 }
-
-const redacted = "xxxxx"
 
 // ParseDSN recognises PostgreSQL URLs and key=value strings, MySQL
 // driver DSNs (user:pass@tcp(host:port)/db) and mysql:// URLs. A DSN whose
@@ -30,13 +29,16 @@ const redacted = "xxxxx"
 func ParseDSN(driver, raw string) (DSN, error) {
 	raw = strings.TrimSpace(raw)
 	if raw == "" {
-		return DSN{}, errors.New("empty DSN")
+		return DSN{}, &DSNError{Msg: "empty DSN"}
+	}
+	if err := checkURLUserinfo(raw); err != nil {
+		return DSN{}, err
 	}
 	if inferred := inferDriver(raw); inferred != "" {
 		driver = inferred
 	}
 	if driver == "" {
-		return DSN{}, errors.New("cannot tell the driver from the DSN; set source.driver")
+		return DSN{}, &DSNError{Msg: "cannot tell the driver from the DSN; set source.driver"}
 	}
 	d := DSN{driver: driver, raw: raw}
 	switch driver {
@@ -44,9 +46,9 @@ func ParseDSN(driver, raw string) (DSN, error) {
 		cfg, err := pgconn.ParseConfig(raw)
 		if err != nil {
 			// pgx's message may quote the DSN; do not pass it on.
-			return DSN{}, errors.New("invalid PostgreSQL DSN (expected postgres://user:password@host:port/database?sslmode=… or host=… user=… dbname=…)")
+			return DSN{}, &DSNError{Msg: "invalid PostgreSQL DSN (expected postgres://user:password@host:port/database?sslmode=… or host=… user=… dbname=…)"}
 		}
-		d.password = postgresPassword(raw, cfg)
+		d.passwords = postgresPasswords(raw, cfg)
 	case "mysql":
 		if strings.HasPrefix(raw, "mysql://") {
 			conv, err := mysqlURLToDSN(raw)
@@ -58,13 +60,49 @@ func ParseDSN(driver, raw string) (DSN, error) {
 		cfg, err := mysql.ParseDSN(d.raw)
 		if err != nil {
 			// The driver's message may quote the DSN; do not pass it on.
-			return DSN{}, errors.New("invalid MySQL DSN (expected user:password@tcp(host:port)/database or mysql://user:password@host:port/database)")
+			return DSN{}, &DSNError{Msg: "invalid MySQL DSN (expected user:password@tcp(host:port)/database or mysql://user:password@host:port/database)"}
 		}
-		d.password = cfg.Passwd
+		if cfg.Passwd != "" {
+			d.passwords = []string{cfg.Passwd}
+		}
 	default:
-		return DSN{}, fmt.Errorf("unknown driver %q (postgres or mysql)", driver)
+		return DSN{}, &DSNError{Msg: fmt.Sprintf("unknown driver %q (postgres or mysql)", driver)}
 	}
 	return d, nil
+}
+
+// DSNError is a DSN that cannot be used as it is written: invalid usage.
+// Its message never quotes the DSN.
+type DSNError struct{ Msg string }
+
+func (e *DSNError) Error() string { return e.Msg }
+
+// checkURLUserinfo refuses a postgres:// or mysql:// URL with an @ that
+// is not percent-encoded before its query, other than the one that ends
+// the user information: in the user or the password, such an @ ends it
+// early, and pgx would take the rest of the password for the host, try to
+// connect to it and name it in its error ("no such host ssW0rdX@db");
+// after a raw / in the password, the @ is in the path, and the password
+// is cut at the /. Either way the DSN does not mean what it says, so it is
+// refused, without quoting it.
+func checkURLUserinfo(raw string) error {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return nil
+	}
+	switch scheme {
+	case "postgres", "postgresql", "mysql":
+	default:
+		return nil
+	}
+	if i := strings.IndexAny(rest, "?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	_, path, _ := strings.Cut(rest, "/")
+	if strings.Count(rest, "@") < 2 && !strings.Contains(path, "@") {
+		return nil
+	}
+	return &DSNError{Msg: fmt.Sprintf("the %s:// URL has an @ that does not end the user information: in a URL, an @ in the user name or password must be percent-encoded as %%40 (and / as %%2F, : as %%3A, ? as %%3F, # as %%23, %% as %%25), as in %s://app:p%%40ss@db.internal/app", scheme, scheme)}
 }
 
 // InferDriver is the driver a DSN's form names ("postgres" for postgres://
@@ -100,53 +138,6 @@ func (d DSN) GoString() string { return "source.DSN(" + d.String() + ")" }
 // MarshalJSON writes the redacted form.
 func (d DSN) MarshalJSON() ([]byte, error) { return []byte(fmt.Sprintf("%q", d.String())), nil }
 
-// userinfo matches "user:secret@" in URLs and MySQL DSNs, a second line of
-// defence for text the password extraction did not cover.
-var userinfo = regexp.MustCompile(`((?:^|//|\s)[^:/@\s'"]*:)[^@\s/]+@`)
-
-// passwordParam matches the value of a password= parameter: in a URL's
-// query or a key=value DSN. It catches what matching the password misses:
-// an escaping other than Go's (every byte as %XX, %20 for a space) and the
-// DSNs whose password could not be extracted because they do not parse.
-var passwordParam = regexp.MustCompile(`(?i)((?:^|[?&\s])password\s*=\s*)('(?:[^'\\]|\\.)*'|[^&\s]+)`)
-
-// Redact removes the password (raw and URL-escaped) from any text, such as
-// a driver's error message.
-func (d DSN) Redact(s string) string {
-	s = userinfo.ReplaceAllString(s, "${1}"+redacted+"@")
-	s = passwordParam.ReplaceAllString(s, "${1}"+redacted)
-	if d.password == "" {
-		return s
-	}
-	s = strings.ReplaceAll(s, d.password, redacted)
-	if esc := url.QueryEscape(d.password); esc != d.password {
-		s = strings.ReplaceAll(s, esc, redacted)
-	}
-	if esc := url.PathEscape(d.password); esc != d.password {
-		s = strings.ReplaceAll(s, esc, redacted)
-	}
-	return s
-}
-
-// RedactError wraps err so that its message never contains the password.
-// errors.Is and errors.As still see the original error.
-func (d DSN) RedactError(err error) error {
-	// Even without a known password: the patterns in Redact still apply
-	// to a DSN that did not parse far enough to yield one.
-	if err == nil {
-		return err
-	}
-	return &redactedError{msg: d.Redact(err.Error()), err: err}
-}
-
-type redactedError struct {
-	msg string
-	err error
-}
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }
-
 // Identity names the database without credentials: driver, host, port and
 // database. It goes into checkpoint fingerprints and reports.
 func (d DSN) Identity() string {
@@ -167,16 +158,20 @@ func (d DSN) Identity() string {
 
 var kvPassword = regexp.MustCompile(`(?:^|\s)password\s*=\s*('(?:[^'\\]|\\.)*'|\S+)`)
 
-func postgresPassword(raw string, cfg *pgconn.Config) string {
+// postgresPasswords is the DSN's password as net/url decodes it and as
+// pgx will send it, which is what a server's message may quote: pgx
+// decodes URLs as libpq does (+ is a plus sign, not a space as net/url has
+// it). pgx's only when the DSN has one: pgx would otherwise fill in
+// PGPASSWORD or the passfile's.
+func postgresPasswords(raw string, cfg *pgconn.Config) []string {
 	p := dsnPostgresPassword(raw)
-	// Prefer the password as pgx will send it, which is what a server's
-	// message may quote: pgx decodes URLs as libpq does (+ is a plus sign,
-	// not a space as net/url has it). Only when the DSN has one: pgx would
-	// otherwise fill in PGPASSWORD or the passfile's.
-	if p != "" && cfg.Password != "" {
-		return cfg.Password
+	switch {
+	case p == "":
+		return nil
+	case cfg.Password != "" && cfg.Password != p:
+		return []string{p, cfg.Password}
 	}
-	return p
+	return []string{p}
 }
 
 func dsnPostgresPassword(raw string) string {
@@ -207,7 +202,7 @@ func parseKV(raw string) map[string]string {
 func mysqlURLToDSN(raw string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", errors.New("invalid mysql:// URL")
+		return "", &DSNError{Msg: "invalid mysql:// URL"}
 	}
 	addr := u.Host
 	if u.Port() == "" {
@@ -223,7 +218,7 @@ func mysqlURLToDSN(raw string) (string, error) {
 	}
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
-		return "", errors.New("invalid mysql:// URL")
+		return "", &DSNError{Msg: "invalid mysql:// URL"}
 	}
 	return cfg.FormatDSN(), nil
 }

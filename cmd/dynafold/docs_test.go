@@ -58,7 +58,7 @@ func TestDocsExamples(t *testing.T) {
 		for _, c := range cmds {
 			checked++
 			where := rel(c.File) + ":" + strconv.Itoa(c.Line) + ": " + c.Text
-			a := &app{v: viper.New(), stdout: io.Discard, stderr: io.Discard, console: newConsole(io.Discard)}
+			a := &app{v: viper.New(), stdout: io.Discard, stderr: io.Discard, console: newConsole(io.Discard, nil)}
 			cmd, err := docexamples.Parse(a.rootCommand(), c.Words[1:])
 			if err != nil {
 				t.Errorf("%s\n\tdoes not parse against the dynafold command tree: %v\n\t(fix the example, or the command if the example is right)", where, err)
@@ -231,7 +231,7 @@ func TestDocsWorkflows(t *testing.T) {
 						switch {
 						case len(words) > 0 && words[0] == "dynafold":
 							commands++
-							a := &app{v: viper.New(), stdout: io.Discard, stderr: io.Discard, console: newConsole(io.Discard)}
+							a := &app{v: viper.New(), stdout: io.Discard, stderr: io.Discard, console: newConsole(io.Discard, nil)}
 							if _, err := docexamples.Parse(a.rootCommand(), words[1:]); err != nil {
 								t.Errorf("%s\n\tdoes not parse against the dynafold command tree: %v", where, err)
 							}

@@ -78,7 +78,7 @@ func (a *app) dump(cmd *cobra.Command) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		fmt.Fprintln(a.stdout, line)
+		fmt.Fprintln(a.data, line) // data: not redacted
 	}
 	return len(items), nil
 }

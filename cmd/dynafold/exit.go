@@ -8,6 +8,7 @@ import (
 	"github.com/dynafold/dynafold/mapping"
 	"github.com/dynafold/dynafold/pipeline"
 	"github.com/dynafold/dynafold/sink"
+	"github.com/dynafold/dynafold/source"
 )
 
 // Exit codes: the contract that scripts and CI rely on.
@@ -55,7 +56,8 @@ func exitCode(err error) int {
 		return exitRejected
 	}
 	var insecure *sink.InsecureEndpointError
-	if errors.Is(err, checkpoint.ErrMismatch) || errors.As(err, &insecure) {
+	var dsn *source.DSNError
+	if errors.Is(err, checkpoint.ErrMismatch) || errors.As(err, &insecure) || errors.As(err, &dsn) {
 		return exitUsage
 	}
 	return exitFailure

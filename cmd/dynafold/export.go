@@ -118,6 +118,7 @@ func (a *app) runExport(cmd *cobra.Command, _ []string) (err error) {
 		if err != nil {
 			return err
 		}
+		a.learnCredentials(ctx, client.Options().Credentials)
 		spool := a.v.GetString("spool-dir")
 		if spool == "" {
 			spool = filepath.Join(os.TempDir(), "dynafold-export-"+rep.RunID)

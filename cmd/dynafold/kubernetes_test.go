@@ -118,7 +118,7 @@ func TestKubernetesManifests(t *testing.T) {
 	require.Equal(t, "sync", c.Args[0])
 
 	// The arguments, against sync's real flags.
-	a := &app{v: viper.New(), stdout: io.Discard, stderr: io.Discard, console: newConsole(io.Discard)}
+	a := &app{v: viper.New(), stdout: io.Discard, stderr: io.Discard, console: newConsole(io.Discard, nil)}
 	root := a.rootCommand()
 	var args []string
 	flags := map[string]string{}

@@ -4,6 +4,8 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+
+	"github.com/dynafold/dynafold/internal/redact"
 )
 
 // console is stderr as log lines and messages see it. While a live
@@ -11,27 +13,38 @@ import (
 // above its bars) so that a redraw does not cover them; otherwise they go
 // straight to stderr. Every command and the signal handler write through
 // it, so one Logger serves migrate, verify and any later long-running
-// command alike.
+// command alike. It redacts what it is given (see secrets.go) before
+// either: the display draws on the terminal itself, unredacted.
 type console struct {
-	mu   sync.Mutex
-	base io.Writer
-	via  io.Writer // the live display, or nil
+	mu      sync.Mutex
+	base    io.Writer
+	via     io.Writer // the live display, or nil
+	secrets *redact.Redactor
 }
 
-func newConsole(w io.Writer) *console { return &console{base: w} }
+func newConsole(w io.Writer, secrets *redact.Redactor) *console {
+	return &console{base: w, secrets: secrets}
+}
 
 // Write implements io.Writer. A line the display can no longer take (it
 // has just ended) goes to stderr directly.
 func (c *console) Write(p []byte) (int, error) {
+	n := len(p)
+	if r := c.secrets.String(string(p)); r != string(p) {
+		p = []byte(r)
+	}
 	c.mu.Lock()
 	via := c.via
 	c.mu.Unlock()
 	if via != nil {
-		if n, err := via.Write(p); err == nil {
+		if _, err := via.Write(p); err == nil {
 			return n, nil
 		}
 	}
-	return c.base.Write(p)
+	if _, err := c.base.Write(p); err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 // through sends lines through w (a live display) until the returned

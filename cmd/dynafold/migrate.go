@@ -251,7 +251,9 @@ func (a *app) progress() (p pipeline.Progress, restore func()) {
 	}
 	switch mode {
 	case "tty":
-		tp := pipeline.NewTerminalProgress(a.stderr)
+		// The display needs the terminal itself; what enters it is
+		// redacted on the way in (the console, sync's status line).
+		tp := pipeline.NewTerminalProgress(a.tty)
 		return tp, a.console.through(tp.Writer())
 	case "json":
 		return pipeline.NewJSONProgress(a.stderr, 5*time.Second), func() {}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -49,7 +50,7 @@ func (a *app) finishReport(rep *report, err error) error {
 	if err != nil {
 		rep.Error = err.Error()
 	}
-	data, merr := json.MarshalIndent(rep, "", "  ")
+	data, merr := a.marshalReport(rep)
 	if merr == nil {
 		// Replaced durably and owner-only: a CI job reads it after the
 		// run, and it names the source and the rows at fault.
@@ -59,6 +60,21 @@ func (a *app) finishReport(rep *report, err error) error {
 		return fmt.Errorf("writing report %s: %w", path, merr)
 	}
 	return err
+}
+
+// marshalReport is the report as --report writes it, redacted (see
+// secrets.go): its error and its result hold what endpoints and drivers
+// said. HTML characters are not escaped, so that a secret holding & < >
+// is written, and found, as it is.
+func (a *app) marshalReport(rep *report) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(rep); err != nil {
+		return nil, err
+	}
+	return []byte(a.secrets.String(b.String())), nil
 }
 
 func writeJSON(w io.Writer, v any) {

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/dynafold/dynafold/internal/durable"
+	"github.com/dynafold/dynafold/internal/redact"
 	"github.com/dynafold/dynafold/mapping"
 	"github.com/dynafold/dynafold/pipeline"
 	"github.com/dynafold/dynafold/sink"
@@ -44,6 +45,13 @@ type app struct {
 	// parsed is set once cobra has parsed the command line: an error
 	// before that (unknown command or flag, bad arguments) is invalid usage.
 	parsed bool
+	// secrets redacts stdout, stderr, the console and reports (see
+	// secrets.go); data is stdout for what a command prints as data, and
+	// tty stderr for the live display, which draws only on a terminal's
+	// *os.File: neither is redacted.
+	secrets *redact.Redactor
+	data    io.Writer
+	tty     io.Writer
 }
 
 func (a *app) startProfile(path string) error {
@@ -98,14 +106,16 @@ func (a *app) stopProfile() {
 
 // execute runs the CLI and returns the exit code.
 func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{v: viper.New(), stdin: stdin, stdout: stdout, stderr: stderr, console: newConsole(stderr)}
+	secrets := newSecrets()
+	a := &app{v: viper.New(), stdin: stdin, stdout: secrets.Writer(stdout), stderr: secrets.Writer(stderr), secrets: secrets, data: stdout, tty: stderr}
+	a.console = newConsole(stderr, secrets)
 	ctx, stop, cleanup := handleSignals(ctx, a.console)
 	defer cleanup()
 	a.stop = stop
 	root := a.rootCommand()
 	root.SetArgs(args)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
 	err := root.ExecuteContext(ctx)
 	a.stopProfile() // also when the command failed
 	if err != nil && !a.parsed {
@@ -113,7 +123,7 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	code := exitCode(err)
 	if err != nil && !errors.Is(err, errReported) {
-		fmt.Fprintln(stderr, "dynafold: "+indentLines(plainMessage(err)))
+		fmt.Fprintln(a.stderr, "dynafold: "+indentLines(plainMessage(err)))
 	}
 	return code
 }
@@ -267,6 +277,9 @@ func dumbTerminal() bool { return os.Getenv("TERM") == "dumb" }
 
 // isTerminal reports whether w is a terminal (for colour and live progress).
 func isTerminal(w io.Writer) bool {
+	if r, ok := w.(*redact.Writer); ok {
+		w = r.Underlying()
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

@@ -108,7 +108,8 @@ func (l *loaded) dsn() (source.DSN, error) {
 	}
 	d, err := source.ParseDSN(l.cfg.Source.Driver, raw)
 	if err != nil {
-		return source.DSN{}, usageError(fmt.Errorf("source DSN: %w", err))
+		// A *source.DSNError: exit 2 (see exit.go).
+		return source.DSN{}, fmt.Errorf("source DSN: %w", err)
 	}
 	// The DSN's form decides the driver (see source.ParseDSN).
 	l.cfg.Source.Driver = d.Driver()
@@ -158,8 +159,12 @@ func (a *app) connect(ctx context.Context, l *loaded, maxConns int) (source.Sour
 
 // dynamo builds the DynamoDB client for the mapping's target.
 func (a *app) dynamo(ctx context.Context, l *loaded, conns int) (*dynamodb.Client, error) {
-	return sink.NewClient(ctx, sink.ClientOptions{Region: l.cfg.Target.Region, Endpoint: l.cfg.Target.Endpoint, MaxConns: conns, Logger: a.log,
+	client, err := sink.NewClient(ctx, sink.ClientOptions{Region: l.cfg.Target.Region, Endpoint: l.cfg.Target.Endpoint, MaxConns: conns, Logger: a.log,
 		AllowInsecure: a.v.GetBool("allow-insecure-endpoint")})
+	if err == nil {
+		a.learnCredentials(ctx, client.Options().Credentials)
+	}
+	return client, err
 }
 
 // requireTable checks that the target table exists with the mapping's keys

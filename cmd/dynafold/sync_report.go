@@ -27,7 +27,9 @@ func (a *app) syncStatus(progress pipeline.Progress) func(cdc.Status) {
 			state = s.State + " · "
 		}
 		if s.Fault != "" {
-			state += s.Fault + " · "
+			// An endpoint's error: on a terminal the line is drawn on
+			// the terminal itself, past the redacting stderr.
+			state += a.secrets.String(s.Fault) + " · "
 		}
 		d.ShowStatus(pipeline.Status{
 			Line: fmt.Sprintf("sync: %slag %.1fs, %s WAL · %s changes/s · %s changes, %s items written, %s deleted (%.1f per change)%s",

@@ -35,8 +35,12 @@ func (a *app) stateClient(ctx context.Context, region, endpoint string) (*dynamo
 	if e := a.v.GetString("state-endpoint"); e != "" {
 		endpoint = e
 	}
-	return sink.NewClient(ctx, sink.ClientOptions{Region: region, Endpoint: endpoint, MaxConns: 16, Logger: a.log,
+	client, err := sink.NewClient(ctx, sink.ClientOptions{Region: region, Endpoint: endpoint, MaxConns: 16, Logger: a.log,
 		AllowInsecure: a.v.GetBool("allow-insecure-endpoint")})
+	if err == nil {
+		a.learnCredentials(ctx, client.Options().Credentials)
+	}
+	return client, err
 }
 
 // openSyncState opens where sync keeps its state: the state table named
