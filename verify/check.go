@@ -108,12 +108,7 @@ func (r *reader) row(ctx context.Context, ent int, ep *mapping.EntityPlan, row v
 		return nil
 	}
 	for _, it := range r.items {
-		var rec []byte
-		if c.opts.KeyOnly {
-			rec, _ = c.keys.keyRecord(nil, it.Attrs)
-		} else {
-			rec, _ = c.keys.record(nil, it.Attrs)
-		}
+		rec, _ := c.keys.keyRecord(nil, it.Attrs)
 		r.recs = append(r.recs, rec)
 		if keep && c.touched != nil {
 			r.touched = append(r.touched, appendPK(nil, it.Attrs[c.keys.pk.Name]))

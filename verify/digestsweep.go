@@ -26,9 +26,12 @@ func (c *comparer) digestSweep(ctx context.Context) error {
 	}
 	defer closeSource(exp)
 	pks := newSorter(c.opts.TempDir, "queried-collections", c.opts.SpillBytes)
-	defer pks.close()
 	keys := newSorter(c.opts.TempDir, "queried-keys", c.opts.SpillBytes)
-	defer keys.close()
+	defer func() {
+		c.spilled.Add(pks.spilled + keys.spilled)
+		pks.close()
+		keys.close()
+	}()
 	p := &digestPass{c: c, prev: c.opts.Digests.Previous, next: c.opts.Digests.Next,
 		written: writtenPKs(c.opts.Digests.Written), pks: pks, keys: keys}
 	if err := p.run(exp); err != nil {
@@ -289,6 +292,7 @@ func (c *comparer) queryCollection(ctx context.Context, col *collection) error {
 		ConsistentRead:            aws.Bool(true),
 	}
 	var deletes []map[string]types.AttributeValue
+	var grp staleGroup
 	var enc, framed []byte
 	err := c.queryPages(ctx, in, col.pk, func(items []map[string]types.AttributeValue) error {
 		c.read.Add(int64(len(items)))
@@ -309,14 +313,19 @@ func (c *comparer) queryCollection(ctx context.Context, col *collection) error {
 				continue
 			}
 			ent := c.owners.owner(item)
-			if ent < 0 || (!col.touched && c.in.Plan.Entities[ent].Filtered()) {
-				continue // someone else's item, or outside the filter's collections
+			switch {
+			case ent < 0:
+				c.others.Add(1) // someone else's item
+				continue
+			case !col.touched && c.in.Plan.Entities[ent].Filtered():
+				c.outside.Add(1) // outside the filter's collections
+				continue
 			}
-			if err := c.staleItem(ctx, ent, item, c.keys.key(item), &deletes); err != nil {
+			if err := c.staleItem(ctx, &grp, ent, item, c.keys.key(item), &deletes); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	return c.endCollection(ctx, err, deletes, exp)
+	return c.endCollection(ctx, err, deletes, &grp, exp)
 }

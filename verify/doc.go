@@ -9,14 +9,21 @@
 //     at most 100 keys (consistent reads) and each is classified as create
 //     (missing in the target), update (present but different, with the
 //     attributes added, removed or changed) or unchanged;
-//   - sweep: every item collection (partition key) a source row touched is
-//     queried, and an item there that carries the mapping's type attribute
-//     or one of its entities' sort-key prefixes but is produced by no row is
-//     stale. In prune mode stale items are deleted as they are found.
+//   - sweep: an item that carries the mapping's type attribute or one of
+//     its entities' sort-key prefixes (owner.go) but is produced by no row
+//     is stale; items the mapping does not recognise are counted and left
+//     alone. The table sweep (tablesweep.go, the default, and the key sweep
+//     of incremental runs and of a sync's resnapshot) scans every key of
+//     the table and merges it with the keys the rows make; the collections
+//     sweep (sweep.go) queries only the collections the rows produce; the
+//     digest sweep (digestsweep.go) only those whose keys changed since an
+//     incremental run's last sweep. Stale items are tallied per entity and
+//     per collection (groups.go). In prune mode they are deleted as they
+//     are found.
 //
 // Memory stays bounded whatever the size of the source or the table: items
 // stream from the source to the lookups in small batches, and the keys the
-// sweep needs are kept in sorted runs that spill to temporary files past a
+// sweeps need are kept in sorted runs that spill to temporary files past a
 // byte budget and are merged back in key order (see spill.go).
 //
 // The result is a Report with a stable JSON schema (documented in

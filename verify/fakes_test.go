@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math/big"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -81,7 +83,10 @@ type fakeTable struct {
 	throttleFirst  int
 	pageSize       int
 
-	gets, queries, deletes atomic.Int64
+	gets, queries, scans, deletes atomic.Int64
+	// projections are the Scan projections asked for.
+	pmu         sync.Mutex
+	projections []string
 }
 
 func newFakeTable(skType string) *fakeTable {
@@ -179,9 +184,10 @@ func (f *fakeTable) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	pk := avText(in.ExpressionAttributeValues[":pk"])
+	sk, oneItem := in.ExpressionAttributeValues[":sk"]
 	var all []map[string]types.AttributeValue
 	for _, it := range f.items {
-		if avText(it["PK"]) == pk {
+		if avText(it["PK"]) == pk && (!oneItem || avText(it["SK"]) == avText(sk)) {
 			all = append(all, it)
 		}
 	}
@@ -200,6 +206,55 @@ func (f *fakeTable) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(
 		out.LastEvaluatedKey = map[string]types.AttributeValue{"PK": all[end-1]["PK"], "SK": all[end-1]["SK"]}
 	}
 	return out, nil
+}
+
+// Scan answers a parallel Scan: segments by a hash of the key, pages of
+// pageSize items, and the projection applied. It records the projections
+// asked for.
+func (f *fakeTable) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
+	f.scans.Add(1)
+	f.pmu.Lock()
+	f.projections = append(f.projections, resolveNames(*in.ProjectionExpression, in.ExpressionAttributeNames))
+	f.pmu.Unlock()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var ids []string
+	for id := range f.items {
+		h := fnv.New32a()
+		h.Write([]byte(id))
+		if int32(h.Sum32()%uint32(*in.TotalSegments)) == *in.Segment {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	start := 0
+	if in.ExclusiveStartKey != nil {
+		start = sort.SearchStrings(ids, f.id(in.ExclusiveStartKey)) + 1
+	}
+	end := min(start+f.pageSize, len(ids))
+	out := &dynamodb.ScanOutput{}
+	attrs := strings.Split(resolveNames(*in.ProjectionExpression, in.ExpressionAttributeNames), ", ")
+	for _, id := range ids[start:end] {
+		item := map[string]types.AttributeValue{}
+		for _, a := range attrs {
+			if v, ok := f.items[id][a]; ok {
+				item[a] = v
+			}
+		}
+		out.Items = append(out.Items, item)
+	}
+	if end < len(ids) {
+		last := f.items[ids[end-1]]
+		out.LastEvaluatedKey = map[string]types.AttributeValue{"PK": last["PK"], "SK": last["SK"]}
+	}
+	return out, nil
+}
+
+func resolveNames(expr string, names map[string]string) string {
+	for k, v := range names {
+		expr = strings.ReplaceAll(expr, k, v)
+	}
+	return expr
 }
 
 // Delete implements Deleter.

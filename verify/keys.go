@@ -14,10 +14,10 @@ import (
 //
 //   - text, as mapping.Item.Key has it (partition key, NUL, sort key;
 //     numbers canonical), to match BatchGetItem responses to requests;
-//   - a sortable record, whose byte order groups keys by partition key and
-//     orders the keys of one partition as DynamoDB orders sort keys (S and
-//     B by bytes, N by value), so that a sorted stream of expected keys can
-//     be merged with Query results;
+//   - a sortable record (keyRecord), whose byte order groups keys by
+//     partition key and orders the keys of one partition as DynamoDB orders
+//     sort keys (S and B by bytes, N by value), so that a sorted stream of
+//     expected keys can be merged with Query or sorted Scan results;
 //   - a report Key.
 type keySchema struct {
 	pk mapping.KeyAttr
@@ -70,20 +70,6 @@ func appendPK(dst []byte, av types.AttributeValue) []byte {
 	return append(dst, escByte, escTerminal)
 }
 
-// record appends the item's sortable key record; ok is false when a key
-// attribute is missing.
-func (k keySchema) record(dst []byte, item map[string]types.AttributeValue) ([]byte, bool) {
-	pk := item[k.pk.Name]
-	if _, ok := mapping.KeyIdentity(pk); !ok {
-		return dst, false
-	}
-	dst = appendPK(dst, pk)
-	if k.sk == nil {
-		return dst, true
-	}
-	return appendSortKey(dst, item[k.sk.Name])
-}
-
 // appendSortKey appends a sort-key value in DynamoDB's order.
 func appendSortKey(dst []byte, av types.AttributeValue) ([]byte, bool) {
 	switch v := av.(type) {
@@ -97,8 +83,8 @@ func appendSortKey(dst []byte, av types.AttributeValue) ([]byte, bool) {
 	return dst, false
 }
 
-// splitRecord returns the framed partition key and the sort-key part of a
-// record.
+// splitRecord returns the framed partition key and the (framed) sort-key
+// part of a record.
 func splitRecord(rec []byte) (pk, sk []byte) {
 	for i := 0; i+1 < len(rec); i++ {
 		if rec[i] != escByte {
@@ -183,6 +169,15 @@ func numberSortKey(dst []byte, s string) []byte {
 type Key struct {
 	PK string  `json:"pk"`
 	SK *string `json:"sk,omitempty"`
+}
+
+// describe names the item's key for an error message: PK=… SK=….
+func (k keySchema) describe(item map[string]types.AttributeValue) string {
+	s := k.pk.Name + "=" + mapping.KeyText(item[k.pk.Name])
+	if k.sk != nil {
+		s += " " + k.sk.Name + "=" + mapping.KeyText(item[k.sk.Name])
+	}
+	return s
 }
 
 // reportKey returns the item's key for a report.

@@ -49,7 +49,7 @@ func TestRecordsFramePartitionKeys(t *testing.T) {
 	for _, it := range []map[string]types.AttributeValue{
 		item("a", "2"), item("a\x00b", "1"), item("a", "1"), item("a\x00", "0"), item("ab", "0"), item("a", "\x00"),
 	} {
-		rec, ok := ks.record(nil, it)
+		rec, ok := ks.keyRecord(nil, it)
 		require.True(t, ok)
 		recs = append(recs, rec)
 	}
@@ -59,8 +59,10 @@ func TestRecordsFramePartitionKeys(t *testing.T) {
 		pk, sk := splitRecord(rec)
 		got = append(got, [2]string{ks.decodePK(pk).(*types.AttributeValueMemberS).Value, string(sk)})
 	}
-	// Each partition key's records are together, in sort-key order.
-	require.Equal(t, [][2]string{{"a", "\x00"}, {"a", "1"}, {"a", "2"}, {"a\x00", "0"}, {"a\x00b", "1"}, {"ab", "0"}}, got)
+	// Each partition key's records are together, in sort-key order; the
+	// sort key is framed too.
+	f := func(sk string) string { return string(appendFramed(nil, []byte(sk))) }
+	require.Equal(t, [][2]string{{"a", f("\x00")}, {"a", f("1")}, {"a", f("2")}, {"a\x00", f("0")}, {"a\x00b", f("1")}, {"ab", f("0")}}, got)
 }
 
 func TestKeyTextMatchesMapping(t *testing.T) {

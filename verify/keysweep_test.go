@@ -3,13 +3,10 @@ package verify
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/require"
 
@@ -18,58 +15,10 @@ import (
 	"github.com/dynafold/dynafold/value"
 )
 
-// scanTable adds Scan to the fake table: segments by a hash of the key,
-// pages of pageSize items, and the projection applied. It records the
-// projections asked for.
+// scanTable is the fake table under the name the key-sweep tests knew it
+// by, when Scan was theirs alone.
 type scanTable struct {
 	*fakeTable
-	pmu         sync.Mutex
-	projections []string
-}
-
-func (f *scanTable) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
-	f.pmu.Lock()
-	f.projections = append(f.projections, resolveNames(*in.ProjectionExpression, in.ExpressionAttributeNames))
-	f.pmu.Unlock()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var ids []string
-	for id := range f.items {
-		h := fnv.New32a()
-		h.Write([]byte(id))
-		if int32(h.Sum32()%uint32(*in.TotalSegments)) == *in.Segment {
-			ids = append(ids, id)
-		}
-	}
-	sort.Strings(ids)
-	start := 0
-	if in.ExclusiveStartKey != nil {
-		start = sort.SearchStrings(ids, f.id(in.ExclusiveStartKey)) + 1
-	}
-	end := min(start+f.pageSize, len(ids))
-	out := &dynamodb.ScanOutput{}
-	attrs := strings.Split(resolveNames(*in.ProjectionExpression, in.ExpressionAttributeNames), ", ")
-	for _, id := range ids[start:end] {
-		item := map[string]types.AttributeValue{}
-		for _, a := range attrs {
-			if v, ok := f.items[id][a]; ok {
-				item[a] = v
-			}
-		}
-		out.Items = append(out.Items, item)
-	}
-	if end < len(ids) {
-		last := f.items[ids[end-1]]
-		out.LastEvaluatedKey = map[string]types.AttributeValue{"PK": last["PK"], "SK": last["SK"]}
-	}
-	return out, nil
-}
-
-func resolveNames(expr string, names map[string]string) string {
-	for k, v := range names {
-		expr = strings.ReplaceAll(expr, k, v)
-	}
-	return expr
 }
 
 // columnsSnapshot records the select lists it is asked to read.

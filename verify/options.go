@@ -20,15 +20,39 @@ type Mode string
 // The modes.
 const (
 	// ModeVerify checks a migrated table: every (sampled) item is looked up
-	// and touched collections are swept for stale items.
+	// and the table is swept for stale items (Options.Sweep says how).
 	ModeVerify Mode = "verify"
 	// ModeDiff previews what migrate would change: the same work as verify,
 	// always over every row.
 	ModeDiff Mode = "diff"
 	// ModePrune deletes stale items after a migration: items are only
-	// rebuilt for their keys (no lookups), then touched collections are
-	// swept and stale items handed to Options.Delete.
+	// rebuilt for their keys (no lookups), then the table is swept and
+	// stale items handed to Options.Delete.
 	ModePrune Mode = "prune"
+)
+
+// Sweep says how a comparison looks for stale items (Options.Sweep,
+// Report.Sweep).
+type Sweep string
+
+// The sweeps.
+const (
+	// SweepTable scans every item of the table (key and type attribute
+	// only) and merges the keys with the keys the source makes: a stale
+	// item is found wherever it is, in collections no row produces too.
+	// It reads the whole table once.
+	SweepTable Sweep = "table"
+	// SweepCollections queries only the collections (partition keys) some
+	// row produces: cheaper when the rows cover a small part of the
+	// table, blind to collections no row produces any more.
+	SweepCollections Sweep = "collections"
+	// SweepDigests is the key sweep of an incremental run given the
+	// previous run's collection digests: only the collections whose keys
+	// changed, appeared, vanished or were written are queried (a report
+	// value; it is chosen by Options.Digests, not by Options.Sweep).
+	SweepDigests Sweep = "digests"
+	// SweepNone: no sweep ran (Options.NoSweep).
+	SweepNone Sweep = "none"
 )
 
 // Deleter removes items from the target by key. Delete is called
@@ -56,7 +80,7 @@ type Options struct {
 	ShardsPerEntity int
 	PageSize        int
 	// Lookups is how many BatchGetItem or Query requests are in flight
-	// (default 8).
+	// (default 8). A table sweep scans Readers segments at once.
 	Lookups int
 	// SpillBytes is how many bytes of keys each key sorter holds in memory
 	// before it writes a sorted run to a temporary file (default 64 MiB).
@@ -74,15 +98,20 @@ type Options struct {
 	// produces are not stale.
 	NoSweep bool
 	// KeyOnly, in ModePrune, makes the comparison key-only on both sides
-	// (the key sweep of incremental runs): rows are read with only the
-	// columns their table keys need, and the whole table is scanned for
-	// keys, so that collections no row makes any more are swept too.
+	// (the key sweep of incremental runs and of a sync's resnapshot): rows
+	// are read with only the columns their table keys need; the table is
+	// swept as SweepTable does (or by digests), and stale examples carry
+	// their key only.
 	KeyOnly bool
 	// Digests, in a key sweep, remembers collection digests between runs
 	// (see digest.go): with Previous set only the collections whose keys
 	// changed are queried instead of scanning the table; Next receives the
 	// digests to remember.
 	Digests *Digests
+	// Sweep is how stale items are looked for: SweepTable (the default)
+	// or SweepCollections. A key sweep (KeyOnly) always scans the table,
+	// or queries the collections its digests name.
+	Sweep Sweep
 	// Source names the source in the report (a DSN's redacted identity).
 	Source string
 	Logger *slog.Logger
@@ -129,6 +158,9 @@ func (o *Options) defaults() {
 	if o.SpillBytes <= 0 {
 		o.SpillBytes = defaultSpillBytes
 	}
+	if o.Sweep == "" {
+		o.Sweep = SweepTable
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -156,6 +188,15 @@ func (o Options) Validate() error {
 	}
 	if o.KeyOnly && o.Mode != ModePrune {
 		return fmt.Errorf("a key-only comparison is a prune")
+	}
+	switch o.Sweep {
+	case "", SweepTable:
+	case SweepCollections:
+		if o.KeyOnly {
+			return fmt.Errorf("--sweep collections does not apply to a key sweep, which scans the table or queries the collections whose keys changed")
+		}
+	default:
+		return fmt.Errorf("--sweep must be table or collections, not %q", o.Sweep)
 	}
 	if o.Readers < 0 || o.Lookups < 0 || o.PageSize < 0 {
 		return fmt.Errorf("--concurrency, --lookups and --page-size must be at least 1")

@@ -9,7 +9,7 @@ import (
 	"github.com/dynafold/dynafold/mapping"
 )
 
-// owners decides whether an item in a touched collection looks like one
+// owners decides whether an item a sweep reads looks like one
 // the mapping writes, and which entity it belongs to: it carries the
 // mapping's type attribute with one of its item types, or its sort key
 // starts with the constant prefix of one of its entities' sort-key

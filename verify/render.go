@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
@@ -35,23 +36,85 @@ func clip(s string) string {
 }
 
 // verdict is the one-line result: a lead ("source and target differ")
-// and its detail (the counts).
+// and its detail (the counts). "none stale" is said only after a sweep of
+// the whole table; otherwise the detail says what was not checked.
 func (r *Report) verdict() (lead, detail string) {
 	t := r.Totals
 	counts := fmt.Sprintf("%d to create, %d to update, %d stale", t.Create, t.Update, t.Stale)
 	switch {
 	case r.Command == ModePrune:
-		return fmt.Sprintf("deleted %d stale %s", r.Deleted, plural(r.Deleted, "item", "items")),
-			fmt.Sprintf("%d touched %s swept", r.CollectionsSwept, plural(r.CollectionsSwept, "collection", "collections"))
+		return fmt.Sprintf("deleted %d stale %s", r.Deleted, plural(r.Deleted, "item", "items")), r.pruneScope()
 	case r.Command == ModeDiff && r.InSync:
-		return "nothing to change", fmt.Sprintf("%d %s unchanged, none stale", t.Unchanged, plural(t.Unchanged, "item", "items"))
+		return "nothing to change", fmt.Sprintf("%d %s unchanged%s", t.Unchanged, plural(t.Unchanged, "item", "items"), r.staleScope())
 	case r.Command == ModeDiff:
 		return fmt.Sprintf("migrate would change %d %s", t.Differences(), plural(t.Differences(), "item", "items")),
 			fmt.Sprintf("%s (stale items are deleted only by migrate --prune); %d unchanged", counts, t.Unchanged)
 	case r.InSync:
-		return "source and target agree", fmt.Sprintf("%d %s checked, none stale", t.Items, plural(t.Items, "item", "items"))
+		return "source and target agree", fmt.Sprintf("%d %s checked%s", t.Items, plural(t.Items, "item", "items"), r.staleScope())
 	}
 	return "source and target differ", fmt.Sprintf("%s; %d unchanged", counts, t.Unchanged)
+}
+
+// staleScope ends an in-sync verdict with what the sweep proved.
+func (r *Report) staleScope() string {
+	switch r.Sweep {
+	case SweepTable:
+		return ", none stale"
+	case SweepCollections:
+		return fmt.Sprintf("; stale items checked in the %s %s the %s produce; collections no row produces were not checked",
+			render.Thousands(r.CollectionsSwept), plural(r.CollectionsSwept, "collection", "collections"), r.rowsWord())
+	case SweepDigests:
+		return fmt.Sprintf("; stale items checked in the %s %s whose keys changed since the last sweep",
+			render.Thousands(r.CollectionsSwept), plural(r.CollectionsSwept, "collection", "collections"))
+	}
+	return "; stale items were not looked for"
+}
+
+func (r *Report) rowsWord() string {
+	if r.Sample != nil {
+		return "sampled rows"
+	}
+	return "rows"
+}
+
+// pruneScope is a prune verdict's detail: what was swept.
+func (r *Report) pruneScope() string {
+	switch r.Sweep {
+	case SweepTable:
+		return fmt.Sprintf("the whole table swept, %s %s scanned", render.Thousands(r.KeysScanned), plural(r.KeysScanned, "item", "items"))
+	case SweepCollections:
+		return fmt.Sprintf("the %s %s the rows produce swept; collections no row produces were not checked",
+			render.Thousands(r.CollectionsSwept), plural(r.CollectionsSwept, "collection", "collections"))
+	case SweepDigests:
+		return fmt.Sprintf("the %s %s whose keys changed swept", render.Thousands(r.CollectionsSwept), plural(r.CollectionsSwept, "collection", "collections"))
+	}
+	return "stale items were not looked for"
+}
+
+// sweepNote says which sweep ran, what it read and what it left alone.
+func (r *Report) sweepNote() string {
+	var s string
+	switch r.Sweep {
+	case SweepTable:
+		s = fmt.Sprintf("sweep: the whole table, %s %s scanned (key and type attributes)", render.Thousands(r.KeysScanned), plural(r.KeysScanned, "item", "items"))
+	case SweepCollections:
+		s = fmt.Sprintf("sweep: the %s %s the %s produce, each queried; collections no row produces were not checked (--sweep table checks them)",
+			render.Thousands(r.CollectionsSwept), plural(r.CollectionsSwept, "collection", "collections"), r.rowsWord())
+	case SweepDigests:
+		s = fmt.Sprintf("sweep: the %s %s whose keys changed since the last sweep, each queried", render.Thousands(r.CollectionsSwept), plural(r.CollectionsSwept, "collection", "collections"))
+	default:
+		return "sweep: none; stale items were not looked for"
+	}
+	if r.OtherItems > 0 {
+		s += fmt.Sprintf("; %s %s not the mapping's, left alone", render.Thousands(r.OtherItems), plural(r.OtherItems, "item", "items"))
+	}
+	if r.OutsideFilter > 0 {
+		s += fmt.Sprintf("; %s %s of filtered entities in collections no row produces, left alone", render.Thousands(r.OutsideFilter), plural(r.OutsideFilter, "item", "items"))
+	}
+	if r.KeysSpilled > 0 {
+		s += fmt.Sprintf("; %s keys spilled to temporary files", render.Thousands(r.KeysSpilled))
+	}
+	return s + fmt.Sprintf("; %s read units", strconv.FormatFloat(r.SweepReadUnits, 'f', -1, 64))
 }
 
 func plural(n int64, one, many string) string {
@@ -66,9 +129,12 @@ func (r *Report) sampleNote() string {
 	if r.Sample == nil {
 		return ""
 	}
-	return fmt.Sprintf("sample: %g%% of rows (seed %d), chosen by a hash of each row's primary key; %d of %d rows checked; "+
-		"stale items are looked for only in the collections of checked rows",
-		r.Sample.Fraction*100, r.Sample.Seed, r.Totals.RowsSampled, r.Totals.RowsSeen)
+	scope := "the whole table is still swept for stale items"
+	if r.Sweep == SweepCollections {
+		scope = "stale items are looked for only in the collections of checked rows"
+	}
+	return fmt.Sprintf("sample: %g%% of rows (seed %d), chosen by a hash of each row's primary key; %d of %d rows checked; %s",
+		r.Sample.Fraction*100, r.Sample.Seed, r.Totals.RowsSampled, r.Totals.RowsSeen, scope)
 }
 
 // keyText renders a finding's key with the table's attribute names, in
@@ -104,8 +170,47 @@ func (r *Report) sections() []section {
 	return []section{
 		{ClassCreate, fmt.Sprintf("%d to create", t.Create), "+", r.Examples.Create, t.Create},
 		{ClassUpdate, fmt.Sprintf("%d to update", t.Update), "~", r.Examples.Update, t.Update},
-		{ClassStale, fmt.Sprintf("%d stale", t.Stale), "-", r.Examples.Stale, t.Stale},
+		{ClassStale, fmt.Sprintf("%d stale, in %s %s", t.Stale, render.Thousands(r.StaleCollections), plural(r.StaleCollections, "collection", "collections")),
+			"-", r.Examples.Stale, t.Stale},
 	}
+}
+
+// staleLine is a line of the stale section, with its colour on a
+// terminal.
+type staleLine struct {
+	text, colour string
+}
+
+// staleLines lists the stale items by collection: one line per
+// collection with its counts per entity, then its first keys.
+func (r *Report) staleLines() []staleLine {
+	var out []staleLine
+	for _, sc := range r.StaleByCollection {
+		var ents []string
+		for _, e := range sc.Entities {
+			ents = append(ents, fmt.Sprintf("%s %s", e.Entity, render.Thousands(e.Items)))
+		}
+		out = append(out, staleLine{fmt.Sprintf("%s=%s: %s stale %s (%s)", r.KeySchema.PK.Name, keyValueText(r.KeySchema.PK.Type, sc.PK),
+			render.Thousands(sc.Items), plural(sc.Items, "item", "items"), strings.Join(ents, ", ")), ansiRed})
+		width := 0
+		for _, k := range sc.Examples {
+			width = max(width, len(k.Entity))
+		}
+		for _, k := range sc.Examples {
+			line := "    " + k.Entity
+			if r.KeySchema.SK != nil && k.SK != nil {
+				line = fmt.Sprintf("    %-*s  %s=%s", width, k.Entity, r.KeySchema.SK.Name, keyValueText(r.KeySchema.SK.Type, *k.SK))
+			}
+			out = append(out, staleLine{line, ""})
+		}
+		if n := sc.Items - int64(len(sc.Examples)); n > 0 && len(sc.Examples) > 0 {
+			out = append(out, staleLine{fmt.Sprintf("    … and %s more in this collection", render.Thousands(n)), ""})
+		}
+	}
+	if n := r.StaleCollections - int64(len(r.StaleByCollection)); n > 0 {
+		out = append(out, staleLine{fmt.Sprintf("… and %s more %s (the first %d by key are listed)", render.Thousands(n), plural(n, "collection", "collections"), len(r.StaleByCollection)), ""})
+	}
+	return out
 }
 
 func (s section) more() int64 { return s.total - int64(len(s.items)) }
@@ -176,6 +281,7 @@ func (r *Report) WriteText(w io.Writer, colour bool) error {
 	if note := r.sampleNote(); note != "" {
 		ew.Printf("%s\n", note)
 	}
+	ew.Printf("%s\n", r.sweepNote())
 	ew.Printf("\n")
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "ENTITY\tROWS SEEN\tROWS CHECKED\tCREATE\tUPDATE\tUNCHANGED\tSTALE\tROW ERRORS\t")
@@ -192,6 +298,16 @@ func (r *Report) WriteText(w io.Writer, colour bool) error {
 			continue
 		}
 		ew.Printf("\n%s\n", p.paint(ansiBold+classColour(s.class), s.title))
+		if s.class == ClassStale {
+			for _, line := range r.staleLines() {
+				text := line.text
+				if line.colour != "" {
+					text = p.paint(line.colour, text)
+				}
+				ew.Printf("  %s\n", text)
+			}
+			continue
+		}
 		for _, f := range s.items {
 			ew.Printf("  %s %s  %s\n", p.paint(classColour(s.class), s.mark), f.Entity, r.keyText(f.Key))
 			width := 0
@@ -262,6 +378,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if note := r.sampleNote(); note != "" {
 		ew.Printf("_%s_\n\n", render.Markdown(note))
 	}
+	ew.Printf("_%s_\n\n", render.Markdown(r.sweepNote()))
 	ew.Printf("| entity | rows seen | rows checked | create | update | unchanged | stale | row errors |\n")
 	ew.Printf("|---|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, e := range r.Entities {
@@ -278,7 +395,15 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			continue
 		}
 		var body strings.Builder
+		if s.class == ClassStale {
+			for _, line := range r.staleLines() {
+				fmt.Fprintf(&body, "- %s\n", line.text)
+			}
+		}
 		for _, f := range s.items {
+			if s.class == ClassStale {
+				break // listed by collection above
+			}
 			head := f.Entity + " " + r.keyText(f.Key)
 			switch s.class {
 			case ClassUpdate:
@@ -298,7 +423,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		ew.Printf("\n<details><summary>%s</summary>\n\n", s.title)
 		fence := codeFence(body.String())
 		ew.Printf("%sdiff\n%s%s\n", fence, body.String(), fence)
-		if n := s.more(); n > 0 {
+		if n := s.more(); n > 0 && s.class != ClassStale {
 			ew.Printf("\n… and %d more (the first %d by key are listed).\n", n, len(s.items))
 		}
 		ew.Printf("\n</details>\n")

@@ -44,7 +44,14 @@ func fixtureReport(mode Mode) *Report {
 			{Entity: "server", Counts: Counts{RowsSeen: 4, RowsSampled: 4, Items: 4, Update: 1, Unchanged: 3, Stale: 1}},
 			{Entity: "database", Counts: Counts{RowsSeen: 5, RowsSampled: 5, RowErrors: 1, Items: 4, Create: 1, Unchanged: 3}},
 		},
+		Sweep:            SweepTable,
 		CollectionsSwept: 2,
+		KeysScanned:      12,
+		OtherItems:       1,
+		SweepReadUnits:   3,
+		StaleCollections: 1,
+		StaleByCollection: []StaleCollection{{PK: "1", Items: 1, Entities: []EntityStale{{Entity: "server", Items: 1}},
+			Examples: []StaleKey{{Entity: "server", SK: sp("SERVER#ghost")}}}},
 		Examples: Examples{
 			Create: []Finding{{Entity: "database", Type: "database", Key: Key{PK: "1", SK: sp("DATABASE#jeffsitedb")}, Changes: []Change{
 				{Attribute: "DatabaseID", Op: OpAdd, New: valueOf(s("JeffSiteDB"))},
@@ -93,6 +100,9 @@ func inSyncReport() *Report {
 		r.Totals.add(e.Counts)
 	}
 	r.Sample = &Sample{Fraction: 0.5, Seed: 7}
+	// A collections sweep: the verdict says what it did not check.
+	r.Sweep, r.KeysScanned, r.OtherItems, r.SweepReadUnits = SweepCollections, 0, 0, 2
+	r.StaleCollections, r.StaleByCollection = 0, []StaleCollection{}
 	r.Examples = Examples{Create: []Finding{}, Update: []Finding{}, Stale: []Finding{}}
 	r.RowErrors = []RowError{}
 	r.InSync = true
@@ -112,6 +122,21 @@ func TestRenderGolden(t *testing.T) {
 		more.Totals.add(e.Counts)
 	}
 	more.DuplicateKeys = 2
+	// A portfolio deleted at the source with its servers and databases is
+	// one collection of stale items; more collections than are listed.
+	more.Entities[0].Stale, more.Entities[1].Stale, more.Entities[2].Stale = 1, 3, 5
+	more.Totals = Counts{}
+	for _, e := range more.Entities {
+		more.Totals.add(e.Counts)
+	}
+	more.StaleCollections = 4
+	more.StaleByCollection = []StaleCollection{
+		{PK: "1", Items: 1, Entities: []EntityStale{{Entity: "server", Items: 1}}, Examples: []StaleKey{{Entity: "server", SK: sp("SERVER#ghost")}}},
+		{PK: "2", Items: 7, Entities: []EntityStale{{Entity: "portfolio", Items: 1}, {Entity: "server", Items: 2}, {Entity: "database", Items: 4}},
+			Examples: []StaleKey{{Entity: "database", SK: sp("DATABASE#a")}, {Entity: "database", SK: sp("DATABASE#b")},
+				{Entity: "database", SK: sp("DATABASE#c")}, {Entity: "database", SK: sp("DATABASE#d")}, {Entity: "portfolio", SK: sp("PORTFOLIO")}}},
+	}
+	more.KeysSpilled, more.OutsideFilter = 5000, 2
 	reports["truncated"] = more
 	prune := fixtureReport(ModePrune)
 	prune.Examples.Create, prune.Examples.Update = nil, nil

@@ -24,12 +24,19 @@ type Report struct {
 	// Totals adds up Entities.
 	Totals   Counts         `json:"totals"`
 	Entities []EntityCounts `json:"entities"`
-	// CollectionsSwept is how many touched item collections were queried
-	// for stale items.
+	// Sweep says how stale items were looked for: "table" (every item of
+	// the table scanned), "collections" (the collections the rows produce
+	// queried; collections no row produces were not looked at), "digests"
+	// (an incremental key sweep's changed collections) or "none".
+	Sweep Sweep `json:"sweep"`
+	// CollectionsSwept is how many item collections were swept for stale
+	// items: those the rows produce, queried (collections sweep), or those
+	// of the table holding items the mapping recognises (table sweep).
 	CollectionsSwept int64 `json:"collections_swept"`
-	// KeyOnly is set for a key sweep (incremental runs), which read the
-	// source's key columns and scanned the target's keys; KeysScanned is
-	// how many target keys that scan read, every item of the table.
+	// KeyOnly is set for a key sweep (incremental runs, a sync's
+	// resnapshot), which read the source's key columns only. KeysScanned
+	// is how many target keys a table sweep's Scan read: every item of the
+	// table.
 	KeyOnly     bool  `json:"key_only,omitempty"`
 	KeysScanned int64 `json:"target_keys_scanned,omitempty"`
 	// SweepMode says how a key sweep read the target: "scan" (every key
@@ -47,6 +54,27 @@ type Report struct {
 	Collections         int64 `json:"collections,omitempty"`
 	CollectionsChanged  int64 `json:"collections_changed,omitempty"`
 	CollectionsVanished int64 `json:"collections_vanished,omitempty"`
+	// StaleCollections is how many collections hold stale items;
+	// StaleByCollection lists the first Options.Examples of them by
+	// partition key, each with its stale items counted per entity and its
+	// first few stale keys: a collection whose rows were all deleted is one
+	// entry, not one line per item.
+	StaleCollections  int64             `json:"stale_collections"`
+	StaleByCollection []StaleCollection `json:"stale_by_collection"`
+	// OtherItems is how many items the sweep read that no row produces and
+	// that the mapping does not recognise as its own (no item type of the
+	// mapping, no entity's sort-key prefix): never stale, never deleted.
+	OtherItems int64 `json:"other_items"`
+	// OutsideFilter is how many items of entities read through where: or
+	// query: a table sweep found in collections no row produces: the filter
+	// says nothing of them (another tenant's), so they are left alone.
+	OutsideFilter int64 `json:"items_outside_filter"`
+	// SweepReadUnits is the read capacity the sweep's Scan and Query
+	// requests consumed, as DynamoDB reports it (ReturnConsumedCapacity).
+	SweepReadUnits float64 `json:"sweep_read_units"`
+	// KeysSpilled is how many keys went to sorted runs in temporary files
+	// (--temp-dir) because they exceeded the memory budget.
+	KeysSpilled int64 `json:"keys_spilled"`
 	// Deleted is how many stale items prune deleted.
 	Deleted int64 `json:"deleted"`
 	// DuplicateKeys is how many items share their key with an earlier one
@@ -100,8 +128,8 @@ type Counts struct {
 	Create    int64 `json:"create"`
 	Update    int64 `json:"update"`
 	Unchanged int64 `json:"unchanged"`
-	// Stale items are in a touched collection, look like the mapping's and
-	// are produced by no row.
+	// Stale items look like the mapping's (see owner.go) and are produced
+	// by no row.
 	Stale int64 `json:"stale"`
 }
 
@@ -142,6 +170,32 @@ type Finding struct {
 	Type    string   `json:"type,omitempty"`
 	Key     Key      `json:"key"`
 	Changes []Change `json:"changes"`
+}
+
+// StaleCollection is one item collection holding stale items.
+type StaleCollection struct {
+	// PK is the partition key's value as text, as Key.PK.
+	PK string `json:"pk"`
+	// Items is how many stale items the collection holds; Entities counts
+	// them per entity, in mapping order.
+	Items    int64         `json:"items"`
+	Entities []EntityStale `json:"entities"`
+	// Examples are its first stale items by sort key (at most
+	// collectionExamples).
+	Examples []StaleKey `json:"examples"`
+}
+
+// EntityStale is how many stale items of one entity a collection holds.
+type EntityStale struct {
+	Entity string `json:"entity"`
+	Items  int64  `json:"items"`
+}
+
+// StaleKey is a stale item of a StaleCollection: its entity and its sort
+// key (absent in a table without one).
+type StaleKey struct {
+	Entity string  `json:"entity"`
+	SK     *string `json:"sk,omitempty"`
 }
 
 // RowError is a source row that cannot become an item.

@@ -12,11 +12,14 @@ import (
 	"github.com/dynafold/dynafold/source"
 )
 
-// TargetAPI is the part of the DynamoDB client the comparer reads with;
-// tests substitute fakes that drop keys or fail.
+// TargetAPI is the part of the DynamoDB client the comparer reads with:
+// BatchGetItem for the lookups, Scan for a table sweep, Query for a
+// collections or digest sweep and a table sweep's examples. Tests
+// substitute fakes that drop keys or fail.
 type TargetAPI interface {
 	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
 	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	Scan(ctx context.Context, in *dynamodb.ScanInput, opts ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
 }
 
 // Input is what a comparison reads: the compiled mapping, a snapshot of
@@ -37,12 +40,20 @@ type comparer struct {
 	sample sampler
 	tally  *tally
 	// expected holds the key of every item the source makes; touched the
-	// partition keys of the sampled rows' items (nil when every row is
-	// checked: then every expected partition key is touched).
+	// partition keys of the sampled rows' items, for a collections sweep
+	// (nil when every row is checked, or the sweep is another).
 	expected *sorter
 	touched  *sorter
-	// swept counts collections queried, deleted stale items deleted.
+	// swept counts collections swept, deleted stale items deleted.
 	swept, deleted atomic.Int64
+	// sweep is the sweep that ran; others counts items the mapping does
+	// not recognise, outside items of filtered entities in collections no
+	// row makes; spilled counts keys written to temporary files by the
+	// sorters the sweeps own; units the sweep's read capacity.
+	sweep           Sweep
+	others, outside atomic.Int64
+	spilled         atomic.Int64
+	units           readUnits
 	// reads are the entity plans the check reads (key-only copies in a
 	// key sweep, where keyOnly says which are); scanned counts the target
 	// keys the key sweep read.
@@ -79,7 +90,7 @@ func Run(ctx context.Context, in Input, opts Options) (*Report, error) {
 	if opts.KeyOnly {
 		c.reads, c.keyOnly = keyOnlyPlans(in.Plan)
 	}
-	if !c.sample.all {
+	if !c.sample.all && opts.Sweep == SweepCollections && !opts.NoSweep {
 		c.touched = newSorter(opts.TempDir, "touched", opts.SpillBytes)
 		defer c.touched.close()
 	}
@@ -91,16 +102,25 @@ func Run(ctx context.Context, in Input, opts Options) (*Report, error) {
 	if n := c.tally.rowErrorCount(); opts.Mode == ModePrune && n > 0 {
 		return nil, fmt.Errorf("not pruning: %d source rows cannot become items, so their items in the table would look stale", n)
 	}
-	opts.Logger.Debug("checked items; sweeping touched collections", "mode", opts.Mode, "spilled_keys", c.expected.spilled)
 	var err error
 	switch {
 	case opts.NoSweep:
+		c.sweep = SweepNone
 	case opts.KeyOnly && opts.Digests != nil && opts.Digests.Previous != nil:
-		err = c.digestSweep(ctx)
-	case opts.KeyOnly:
-		err = c.keySweep(ctx)
+		c.sweep = SweepDigests
+	case opts.Sweep == SweepCollections:
+		c.sweep = SweepCollections
 	default:
-		err = c.sweep(ctx)
+		c.sweep = SweepTable
+	}
+	opts.Logger.Debug("checked items; sweeping", "mode", opts.Mode, "sweep", c.sweep, "spilled_keys", c.expected.spilled)
+	switch c.sweep {
+	case SweepDigests:
+		err = c.digestSweep(ctx)
+	case SweepCollections:
+		err = c.sweepCollections(ctx)
+	case SweepTable:
+		err = c.tableSweep(ctx)
 	}
 	rep := c.report(time.Since(start))
 	if err != nil {
@@ -120,12 +140,22 @@ func (c *comparer) report(took time.Duration) *Report {
 		Table:            t.Name,
 		KeySchema:        KeySchema{PK: KeyAttribute{Name: t.PK.Name, Type: string(t.PK.Type)}, TypeAttribute: t.TypeAttribute},
 		Source:           c.opts.Source,
+		Sweep:            c.sweep,
 		CollectionsSwept: c.swept.Load(),
 		Deleted:          c.deleted.Load(),
 		KeyOnly:          c.opts.KeyOnly,
 		KeysScanned:      c.scanned.Load(),
-		TargetKeysRead:   c.scanned.Load() + c.read.Load(),
+		OtherItems:       c.others.Load(),
+		OutsideFilter:    c.outside.Load(),
+		SweepReadUnits:   c.units.load(),
+		KeysSpilled:      c.spilled.Load() + c.expected.spilled,
 		Seconds:          took.Seconds(),
+	}
+	if c.touched != nil {
+		r.KeysSpilled += c.touched.spilled
+	}
+	if c.opts.KeyOnly {
+		r.TargetKeysRead = c.scanned.Load() + c.read.Load()
 	}
 	if c.opts.KeyOnly && !c.opts.NoSweep {
 		r.SweepMode = SweepScan

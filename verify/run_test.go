@@ -109,28 +109,45 @@ func tamper(tbl *fakeTable) {
 }
 
 func TestRunFindsEachDifference(t *testing.T) {
-	p := compile(t, hostsMapping, hostsTables)
-	snap := hostsSource(3, 40)
-	tbl := newFakeTable("S")
-	migrate(t, p, snap, tbl)
-	tamper(tbl)
+	for _, tt := range []struct {
+		sweep Sweep
+		// stale are the stale keys found: the table sweep also finds the
+		// host in G#9, a collection no row produces.
+		stale []Key
+	}{
+		{SweepTable, []Key{keyOf("G#1", "HOST#999999"), keyOf("G#9", "HOST#000001")}},
+		{SweepCollections, []Key{keyOf("G#1", "HOST#999999")}},
+	} {
+		t.Run(string(tt.sweep), func(t *testing.T) {
+			p := compile(t, hostsMapping, hostsTables)
+			snap := hostsSource(3, 40)
+			tbl := newFakeTable("S")
+			migrate(t, p, snap, tbl)
+			tamper(tbl)
 
-	rep := run(t, Input{Plan: p, Snapshot: snap, Target: tbl}, Options{Mode: ModeVerify})
-	require.False(t, rep.InSync)
-	require.Equal(t, Counts{RowsSeen: 43, RowsSampled: 43, Items: 43, Create: 1, Update: 2, Unchanged: 40, Stale: 1}, rep.Totals)
+			rep := run(t, Input{Plan: p, Snapshot: snap, Target: tbl}, Options{Mode: ModeVerify, Sweep: tt.sweep})
+			require.False(t, rep.InSync)
+			require.Equal(t, tt.sweep, rep.Sweep)
+			require.Equal(t, Counts{RowsSeen: 43, RowsSampled: 43, Items: 43, Create: 1, Update: 2, Unchanged: 40, Stale: int64(len(tt.stale))}, rep.Totals)
 
-	require.Equal(t, []Key{keyOf("G#1", "HOST#000003")}, findingKeys(rep.Examples.Create))
-	create := rep.Examples.Create[0]
-	require.Equal(t, "host", create.Entity)
-	require.Equal(t, []string{"Name", "PK", "RAM", "SK", "_type"}, changedAttrs(create.Changes))
+			require.Equal(t, []Key{keyOf("G#1", "HOST#000003")}, findingKeys(rep.Examples.Create))
+			create := rep.Examples.Create[0]
+			require.Equal(t, "host", create.Entity)
+			require.Equal(t, []string{"Name", "PK", "RAM", "SK", "_type"}, changedAttrs(create.Changes))
 
-	require.Equal(t, []Key{keyOf("G#2", "HOST#000007"), keyOf("G#3", "GROUP")}, findingKeys(rep.Examples.Update))
-	require.Equal(t, []Change{{Attribute: "Extra", Op: OpRemove, Old: valueOf(n("1"))}}, rep.Examples.Update[0].Changes)
-	require.Equal(t, []Change{{Attribute: "Name", Op: OpChange, Old: valueOf(s("renamed")), New: valueOf(s("group 3"))}}, rep.Examples.Update[1].Changes)
+			require.Equal(t, []Key{keyOf("G#2", "HOST#000007"), keyOf("G#3", "GROUP")}, findingKeys(rep.Examples.Update))
+			require.Equal(t, []Change{{Attribute: "Extra", Op: OpRemove, Old: valueOf(n("1"))}}, rep.Examples.Update[0].Changes)
+			require.Equal(t, []Change{{Attribute: "Name", Op: OpChange, Old: valueOf(s("renamed")), New: valueOf(s("group 3"))}}, rep.Examples.Update[1].Changes)
 
-	require.Equal(t, []Key{keyOf("G#1", "HOST#999999")}, findingKeys(rep.Examples.Stale))
-	require.Equal(t, "host", rep.Examples.Stale[0].Entity)
-	require.Equal(t, "host", rep.Examples.Stale[0].Type)
+			require.Equal(t, tt.stale, findingKeys(rep.Examples.Stale))
+			require.Equal(t, "host", rep.Examples.Stale[0].Entity)
+			require.Equal(t, "host", rep.Examples.Stale[0].Type)
+			// The example lists every attribute of the item, although the
+			// table sweep's Scan read its key and type only.
+			require.Equal(t, []string{"Name", "PK", "SK", "_type"}, changedAttrs(rep.Examples.Stale[0].Changes))
+			require.EqualValues(t, 1, rep.OtherItems, "NOTE#1 is not the mapping's")
+		})
+	}
 }
 
 func changedAttrs(cs []Change) []string {
@@ -221,25 +238,38 @@ entities:
 }
 
 func TestPruneDeletesStaleItems(t *testing.T) {
-	p := compile(t, hostsMapping, hostsTables)
-	snap := hostsSource(3, 40)
-	tbl := newFakeTable("S")
-	migrate(t, p, snap, tbl)
-	tamper(tbl)
-	for i := range 30 { // more than one delete batch in one collection
-		tbl.put(map[string]types.AttributeValue{"PK": s("G#2"), "SK": s(fmt.Sprintf("HOST#9%05d", i)), "_type": s("host")})
-	}
-	rep := run(t, Input{Plan: p, Snapshot: snap, Target: tbl}, Options{Mode: ModePrune, Delete: tbl})
-	require.EqualValues(t, 31, rep.Deleted)
-	require.EqualValues(t, 31, rep.Totals.Stale)
-	require.True(t, rep.InSync)
-	require.Zero(t, tbl.gets.Load(), "prune looks nothing up")
-	require.Nil(t, tbl.get("G#1", "HOST#999999"))
-	require.NotNil(t, tbl.get("G#1", "NOTE#1"), "someone else's item stays")
-	require.NotNil(t, tbl.get("G#9", "HOST#000001"), "an untouched collection stays")
+	for _, tt := range []struct {
+		sweep   Sweep
+		deleted int64
+		// emptied: the host in G#9, a collection no row produces, is deleted.
+		emptied bool
+	}{
+		{SweepTable, 32, true},
+		{SweepCollections, 31, false},
+	} {
+		t.Run(string(tt.sweep), func(t *testing.T) {
+			p := compile(t, hostsMapping, hostsTables)
+			snap := hostsSource(3, 40)
+			tbl := newFakeTable("S")
+			migrate(t, p, snap, tbl)
+			tamper(tbl)
+			for i := range 30 { // more than one delete batch in one collection
+				tbl.put(map[string]types.AttributeValue{"PK": s("G#2"), "SK": s(fmt.Sprintf("HOST#9%05d", i)), "_type": s("host")})
+			}
+			rep := run(t, Input{Plan: p, Snapshot: snap, Target: tbl}, Options{Mode: ModePrune, Delete: tbl, Sweep: tt.sweep})
+			require.Equal(t, tt.deleted, rep.Deleted)
+			require.Equal(t, tt.deleted, rep.Totals.Stale)
+			require.True(t, rep.InSync)
+			require.Zero(t, tbl.gets.Load(), "prune looks nothing up")
+			require.Nil(t, tbl.get("G#1", "HOST#999999"))
+			require.NotNil(t, tbl.get("G#1", "NOTE#1"), "someone else's item stays")
+			require.EqualValues(t, 1, rep.OtherItems)
+			require.Equal(t, tt.emptied, tbl.get("G#9", "HOST#000001") == nil)
 
-	again := run(t, Input{Plan: p, Snapshot: snap, Target: tbl}, Options{Mode: ModeDiff})
-	require.Zero(t, again.Totals.Stale)
+			again := run(t, Input{Plan: p, Snapshot: snap, Target: tbl}, Options{Mode: ModeDiff, Sweep: tt.sweep})
+			require.Zero(t, again.Totals.Stale)
+		})
+	}
 }
 
 func TestPruneRefusesWhenRowsCannotBecomeItems(t *testing.T) {
@@ -289,12 +319,16 @@ func TestSampleIsDeterministic(t *testing.T) {
 	require.Equal(t, a.Totals.RowsSampled, a.Totals.Items)
 	require.NotEqual(t, a.Totals.RowsSampled, c.Totals.RowsSampled)
 	require.Equal(t, &Sample{Fraction: 0.25, Seed: 7}, a.Sample)
-	require.Less(t, a.CollectionsSwept, int64(300), "only collections of sampled rows are swept")
+	require.EqualValues(t, 400, a.CollectionsSwept, "a table sweep sweeps every collection, sampled or not")
 	require.True(t, a.InSync)
+	d := run(t, Input{Plan: p, Snapshot: snap, Target: tbl}, Options{Sample: 0.25, Seed: 7, Sweep: SweepCollections})
+	require.Equal(t, a.Totals, d.Totals)
+	require.Less(t, d.CollectionsSwept, int64(300), "a collections sweep sweeps only collections of sampled rows")
 }
 
-// A stale item is found only in a collection of a sampled row, and a
-// collection's expected keys include those of unsampled rows.
+// With a collections sweep, a stale item is found only in a collection of
+// a sampled row, and a collection's expected keys include those of
+// unsampled rows; a table sweep finds every one.
 func TestSampleLimitsStaleSearchToTouchedCollections(t *testing.T) {
 	p := compile(t, hostsMapping, hostsTables)
 	snap := hostsSource(200, 200)
@@ -303,18 +337,25 @@ func TestSampleLimitsStaleSearchToTouchedCollections(t *testing.T) {
 	for g := 1; g <= 200; g++ {
 		tbl.put(map[string]types.AttributeValue{"PK": s(fmt.Sprintf("G#%d", g)), "SK": s("HOST#999999"), "_type": s("host")})
 	}
-	rep := run(t, Input{Plan: p, Snapshot: snap, Target: tbl}, Options{Sample: 0.1, Seed: 1, Examples: 1000})
+	rep := run(t, Input{Plan: p, Snapshot: snap, Target: tbl}, Options{Sample: 0.1, Seed: 1, Examples: 1000, Sweep: SweepCollections})
 	require.Equal(t, rep.CollectionsSwept, rep.Totals.Stale)
 	require.Less(t, rep.Totals.Stale, int64(100))
 	require.Positive(t, rep.Totals.Stale)
 	require.Zero(t, rep.Totals.Create+rep.Totals.Update)
+
+	rep = run(t, Input{Plan: p, Snapshot: snap, Target: tbl}, Options{Sample: 0.1, Seed: 1, Examples: 1000})
+	require.EqualValues(t, 200, rep.Totals.Stale)
+	require.EqualValues(t, 200, rep.StaleCollections)
+	require.Zero(t, rep.Totals.Create+rep.Totals.Update)
 }
 
-// failingTarget fails Query for one collection, or every BatchGetItem.
+// failingTarget fails Query or Scan for one collection, or every
+// BatchGetItem.
 type failingTarget struct {
 	*fakeTable
 	failGet   bool
 	failQuery string
+	failScan  bool
 }
 
 func (f *failingTarget) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, o ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
@@ -331,6 +372,13 @@ func (f *failingTarget) Query(ctx context.Context, in *dynamodb.QueryInput, o ..
 	return f.fakeTable.Query(ctx, in, o...)
 }
 
+func (f *failingTarget) Scan(ctx context.Context, in *dynamodb.ScanInput, o ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
+	if f.failScan && in.ExclusiveStartKey != nil {
+		return nil, errors.New("connection reset")
+	}
+	return f.fakeTable.Scan(ctx, in, o...)
+}
+
 // A failure stops the run with an error that names the table, without
 // leaving the merge waiting on a worker that quit (a large collection
 // streams in several chunks).
@@ -343,13 +391,15 @@ func TestRunStopsOnTargetErrors(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		target *failingTarget
+		sweep  Sweep
 		want   string
 	}{
-		{"lookup", &failingTarget{fakeTable: tbl, failGet: true}, "reading table things"},
-		{"sweep", &failingTarget{fakeTable: tbl, failQuery: "G#1"}, "querying collection PK=G#1 of table things: connection reset"},
+		{"lookup", &failingTarget{fakeTable: tbl, failGet: true}, SweepTable, "reading table things"},
+		{"collections sweep", &failingTarget{fakeTable: tbl, failQuery: "G#1"}, SweepCollections, "querying collection PK=G#1 of table things: connection reset"},
+		{"table sweep", &failingTarget{fakeTable: tbl, failScan: true}, SweepTable, "scanning the keys of table things (segment 0 of 1): connection reset"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Run(context.Background(), Input{Plan: p, Snapshot: snap, Target: tt.target}, Options{Lookups: 1, TempDir: t.TempDir(), Sleep: noSleep})
+			_, err := Run(context.Background(), Input{Plan: p, Snapshot: snap, Target: tt.target}, Options{Lookups: 1, Readers: 1, Sweep: tt.sweep, TempDir: t.TempDir(), Sleep: noSleep})
 			require.ErrorContains(t, err, tt.want)
 		})
 	}

@@ -17,8 +17,9 @@ import (
 // sorter collects records (byte strings) from concurrent producers and
 // gives them back in byte order, holding a bounded number of bytes.
 //
-// Why spill to disk: the sweep must know every expected key of every
-// touched collection, and a migration can have billions of them. A Bloom
+// Why spill to disk: a sweep must know every key the rows make (and a
+// table sweep every key of the table), and a migration can have billions
+// of them. A Bloom
 // filter would bound memory but could call a stale item expected; an
 // exact set must live somewhere. So keys are held in memory up to a byte
 // budget; past it the batch is sorted and written to a temporary file as a

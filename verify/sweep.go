@@ -24,8 +24,14 @@ const chunkKeys = 4096
 // handed to the Deleter in groups of that size.
 const maxBatchDeletes = 25
 
-// collection is one touched item collection to sweep: its partition key
-// and the sorted sort-key records of the items the source makes in it,
+// The collections sweep (SweepCollections) queries each collection some
+// row produces, whole, and merges it with the keys the rows make there.
+// It reads only those collections: cheaper than the table sweep when the
+// rows cover a small part of a large table, but blind to a collection no
+// row produces any more (every row of a customer deleted).
+
+// collection is one item collection to sweep: its partition key and the
+// sorted, framed sort-key records of the items the source makes in it,
 // streamed in chunks as the merge produces them.
 type collection struct {
 	pk  types.AttributeValue
@@ -35,10 +41,10 @@ type collection struct {
 	touched bool
 }
 
-// sweep merges the sorted expected keys back into collections, queries
-// each touched one and flags items that look like the mapping's and are
-// produced by no row.
-func (c *comparer) sweep(ctx context.Context) error {
+// sweepCollections merges the sorted expected keys back into
+// collections, queries each touched one and flags items that look like the
+// mapping's and are produced by no row.
+func (c *comparer) sweepCollections(ctx context.Context) error {
 	exp, err := c.expected.iterate()
 	if err != nil {
 		return err
@@ -239,14 +245,16 @@ func (c *comparer) sweepCollection(ctx context.Context, col *collection) error {
 		ConsistentRead:            aws.Bool(true),
 	}
 	var deletes []map[string]types.AttributeValue
-	var enc []byte
+	var grp staleGroup
+	var enc, framed []byte
 	err := c.queryPages(ctx, in, col.pk, func(items []map[string]types.AttributeValue) error {
 		for _, item := range items {
 			var ok bool
 			if enc, ok = appendSortKey(enc[:0], item[c.keys.sk.Name]); !ok {
 				continue
 			}
-			expected, err := exp.skipTo(ctx, enc)
+			framed = appendFramed(framed[:0], enc)
+			expected, err := exp.skipTo(ctx, framed)
 			if err != nil {
 				return err
 			}
@@ -255,25 +263,28 @@ func (c *comparer) sweepCollection(ctx context.Context, col *collection) error {
 			}
 			ent := c.owners.owner(item)
 			if ent < 0 {
-				continue // someone else's item
+				c.others.Add(1) // someone else's item
+				continue
 			}
-			if err := c.staleItem(ctx, ent, item, c.keys.key(item), &deletes); err != nil {
+			if err := c.staleItem(ctx, &grp, ent, item, c.keys.key(item), &deletes); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	return c.endCollection(ctx, err, deletes, exp)
+	return c.endCollection(ctx, err, deletes, &grp, exp)
 }
 
 // queryPages reads the collection pk through in (a Query on it) page
 // by page, handing each page's items to page.
 func (c *comparer) queryPages(ctx context.Context, in *dynamodb.QueryInput, pk types.AttributeValue, page func([]map[string]types.AttributeValue) error) error {
+	in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
 	for {
 		out, err := c.in.Target.Query(ctx, in)
 		if err != nil {
 			return fmt.Errorf("querying collection %s=%s of table %s: %w", c.keys.pk.Name, mapping.KeyText(pk), c.table, err)
 		}
+		c.units.add(out.ConsumedCapacity)
 		if err := page(out.Items); err != nil {
 			return err
 		}
@@ -284,9 +295,11 @@ func (c *comparer) queryPages(ctx context.Context, in *dynamodb.QueryInput, pk t
 	}
 }
 
-// endCollection finishes a collection's sweep after its Query (err): the
-// last deletes are sent and the expected keys not met are drained.
-func (c *comparer) endCollection(ctx context.Context, err error, deletes []map[string]types.AttributeValue, exp *expectedStream) error {
+// endCollection finishes a collection's sweep after its Query (err): its
+// stale items are tallied as a group, the last deletes are sent and the
+// expected keys not met are drained.
+func (c *comparer) endCollection(ctx context.Context, err error, deletes []map[string]types.AttributeValue, grp *staleGroup, exp *expectedStream) error {
+	grp.end(c)
 	if err != nil {
 		return err
 	}
@@ -296,8 +309,8 @@ func (c *comparer) endCollection(ctx context.Context, err error, deletes []map[s
 	return exp.drain(ctx)
 }
 
-// skipTo consumes the expected keys below enc and reports whether enc is
-// one of them.
+// skipTo consumes the expected keys below enc (a framed sort key) and
+// reports whether enc is one of them.
 func (s *expectedStream) skipTo(ctx context.Context, enc []byte) (bool, error) {
 	for {
 		e, ok, err := s.peek(ctx)
@@ -330,10 +343,12 @@ func (c *comparer) stale(ent int, item map[string]types.AttributeValue) {
 }
 
 // staleItem counts item, which no source row produces, as stale for entity
-// ent and, when pruning, adds its key to deletes, sent once a batch is
-// full (the caller sends the rest at the end).
-func (c *comparer) staleItem(ctx context.Context, ent int, item, key map[string]types.AttributeValue, deletes *[]map[string]types.AttributeValue) error {
+// ent, in its collection's group and, when pruning, adds its key to
+// deletes, sent once a batch is full (the caller sends the rest at the
+// end).
+func (c *comparer) staleItem(ctx context.Context, grp *staleGroup, ent int, item, key map[string]types.AttributeValue, deletes *[]map[string]types.AttributeValue) error {
 	c.stale(ent, item)
+	grp.add(c, ent, item)
 	if c.opts.Mode != ModePrune || c.opts.DryRun {
 		return nil
 	}

@@ -23,6 +23,8 @@ type tally struct {
 	update    exampleSet
 	stale     exampleSet
 	rowErrors []RowError
+
+	groups groupTally
 }
 
 type entityTally struct {
@@ -37,6 +39,7 @@ func newTally(p *mapping.Plan, limit int) *tally {
 		t.ents = append(t.ents, &entityTally{name: ep.Name})
 	}
 	t.create.limit, t.update.limit, t.stale.limit = limit, limit, limit
+	t.groups.set.limit = limit
 	return t
 }
 
@@ -194,4 +197,5 @@ func (t *tally) fill(r *Report) {
 	r.Examples = Examples{Create: t.create.list(), Update: t.update.list(), Stale: t.stale.list()}
 	t.trimRowErrors()
 	r.RowErrors = append([]RowError{}, t.rowErrors...)
+	t.fillGroups(r)
 }

@@ -48,6 +48,6 @@ func rootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(runCommand(), genCommand(), ceilingCommand(), syncBenchCommand(), syncFuzzCommand())
+	root.AddCommand(runCommand(), genCommand(), ceilingCommand(), syncBenchCommand(), syncFuzzCommand(), readCostCommand())
 	return root
 }

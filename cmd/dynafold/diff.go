@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,8 +16,9 @@ func (a *app) diffCommand() *cobra.Command {
 		Long: `Previews a migration: every row is read and built into items as migrate
 would, and each item is compared with the table: to create, to update (with
 the attributes added, removed or changed, old and new values) or unchanged.
-Item collections the rows touch are queried for stale items, which
-migrate --prune would delete. Nothing is written anywhere: no items, no
+The table is swept for stale items, which migrate --prune would delete:
+every item is scanned (--sweep table, the default), or only the collections
+the rows produce are queried (--sweep collections). Nothing is written anywhere: no items, no
 checkpoint. migrate --dry-run does the same.
 
 The report is text on a terminal, --output json for machines (the schema is
@@ -28,6 +30,9 @@ usage or mapping.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if a.v.GetBool("incremental") {
+				if cmd.Flags().Changed("sweep") {
+					return usageError(errSweepIncremental)
+				}
 				return a.runIncrementalPreview(cmd, "diff --incremental")
 			}
 			return a.runCompare(cmd, verify.ModeDiff, "diff")
@@ -42,6 +47,10 @@ usage or mapping.`,
 	addCompareFlags(cmd.Flags())
 	return cmd
 }
+
+// errSweepIncremental refuses --sweep on an incremental run, whose key
+// sweep scans the table or queries the collections whose keys changed.
+var errSweepIncremental = errors.New("--sweep does not apply with --incremental: its key sweep scans the table, or queries only the collections whose keys changed (--full-sweep scans)")
 
 // runDryRun is migrate --dry-run: diff, with migrate's own flags for the
 // reading. It never opens the checkpoint.

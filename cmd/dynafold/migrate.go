@@ -42,7 +42,7 @@ it stopped when run again with the same mapping (--restart starts over).`,
 	f.Duration("grace", 5*time.Second, "after a stop signal, how long writes in flight may finish")
 	f.Bool("exact-counts", false, "count rows exactly before reading, for an exact ETA")
 	f.Bool("dry-run", false, "write nothing (no items, no checkpoint): report what the run would change, as diff does; exit 3 when it would change something")
-	f.Bool("prune", false, "after a successful run, delete stale items (produced by no row) from the item collections the rows touch, and report how many")
+	f.Bool("prune", false, "after a successful run, delete stale items (produced by no row) from the table, and report how many; --sweep says where they are looked for")
 	f.Bool("incremental", false, "re-derive only the items whose rows (own, joined or nested) changed since the last incremental run, per the mapping's changes:; the first run reads everything")
 	f.Duration("overlap", 5*time.Minute, "with --incremental: how far before the last watermark rows still count as changed (clock skew, late commits)")
 	f.Bool("full-sweep", false, "with --incremental: scan every key of the table for stale items instead of querying only the collections whose keys changed since the last run (for a table something else wrote to)")
@@ -53,11 +53,17 @@ it stopped when run again with the same mapping (--restart starts over).`,
 }
 
 func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
+	if a.v.GetBool("incremental") && cmd.Flags().Changed("sweep") {
+		return usageError(errSweepIncremental)
+	}
 	if a.v.GetBool("dry-run") {
 		if a.v.GetBool("incremental") {
 			return a.runIncrementalPreview(cmd, "migrate --incremental --dry-run")
 		}
 		return a.runDryRun(cmd)
+	}
+	if cmd.Flags().Changed("sweep") && !a.v.GetBool("prune") {
+		return usageError(errors.New("--sweep applies only with --prune or --dry-run"))
 	}
 	if !a.v.GetBool("incremental") && (a.v.GetBool("no-deletes") || a.v.GetBool("full-sweep") || cmd.Flags().Changed("overlap")) {
 		return usageError(errors.New("--no-deletes, --full-sweep and --overlap apply only with --incremental"))

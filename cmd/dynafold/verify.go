@@ -22,13 +22,16 @@ func (a *app) verifyCommand() *cobra.Command {
 reads the table with consistent BatchGetItem requests and compares them
 attribute by attribute (numbers as numbers, sets as sets). Each item is
 unchanged, to create (missing in the table) or to update (different). Then
-every item collection a row touched is queried for stale items: items that
-carry the mapping's type attribute or an entity's sort-key prefix but that
-no row produces. Nothing is written.
+the table is swept for stale items: items that carry the mapping's type
+attribute or an entity's sort-key prefix but that no row produces. By
+default (--sweep table) every item of the table is scanned, key and type
+only, so a collection no row produces any more (a customer deleted with
+its orders) is found too; --sweep collections queries only the collections
+the rows produce, and cannot see those. Nothing is written.
 
 --sample checks a fraction of the rows, chosen by a hash of each row's
 primary key and --seed, so the same seed checks the same rows; every row is
-still read and counted.
+still read and counted, and a table sweep still sweeps the whole table.
 
 Exit codes: 0 source and target agree · 3 they differ · 1 failure · 2 invalid
 usage or mapping.`,
@@ -56,7 +59,8 @@ func addReadFlags(f *pflag.FlagSet) {
 // migrate for --dry-run and --prune.
 func addCompareFlags(f *pflag.FlagSet) {
 	f.Int("examples", 10, "findings of each class (create, update, stale) listed with their attributes")
-	f.Int("lookups", 8, "BatchGetItem and Query requests in flight")
+	f.Int("lookups", 8, "BatchGetItem and Query requests in flight (a table sweep scans --concurrency segments at once)")
+	f.String("sweep", string(verify.SweepTable), "how stale items are looked for: table (scan every item of the table, key and type only) or collections (query only the collections the rows produce: cheaper on a large table the rows cover a small part of, but blind to collections no row produces)")
 	f.String("temp-dir", "", "directory for the sorted runs of keys a large comparison spills to disk (default the system's temporary directory)")
 	f.Int("spill-bytes", 64<<20, "bytes of keys held in memory before spilling sorted runs to --temp-dir")
 	_ = f.MarkHidden("spill-bytes")
@@ -74,7 +78,11 @@ func (a *app) compareOptions(mode verify.Mode) (verify.Options, error) {
 		Lookups:    v.GetInt("lookups"),
 		SpillBytes: v.GetInt("spill-bytes"),
 		TempDir:    v.GetString("temp-dir"),
+		Sweep:      verify.Sweep(v.GetString("sweep")),
 		Logger:     a.log,
+	}
+	if o.Sweep != verify.SweepTable && o.Sweep != verify.SweepCollections {
+		return o, usageError(fmt.Errorf("--sweep must be table or collections, not %q", o.Sweep))
 	}
 	if mode == verify.ModeVerify {
 		o.Sample, o.Seed = v.GetFloat64("sample"), v.GetUint64("seed")

@@ -14,10 +14,11 @@ import (
 )
 
 // prune is migrate --prune: after a migration that finished with every row
-// written, it sweeps the collections the rows touch and deletes the items
-// that look like the mapping's but that no row produces. It reads the
-// migration's own snapshot, so "produced by no row" means by none of the
-// rows just written. It returns nil when it did not prune.
+// written, it sweeps the table (or, with --sweep collections, the
+// collections the rows produce) and deletes the items that look like the
+// mapping's but that no row produces. It reads the migration's own
+// snapshot, so "produced by no row" means by none of the rows just
+// written. It returns nil when it did not prune.
 func (a *app) prune(ctx context.Context, plan *mapping.Plan, snap source.Snapshot, client *dynamodb.Client, sum *pipeline.Summary, sourceID string) (*verify.Report, error) {
 	if n := sum.Total.Rejected + sum.Total.Skipped; n > 0 {
 		// A rejected row's old item would look stale: deleting it would
@@ -63,10 +64,11 @@ func (a *app) printMigrateResult(sum *pipeline.Summary, checkpointPath string, p
 	}
 }
 
-// pruneAll is the sweep of a sync's resnapshot: key-only on both sides,
-// over the whole table (a Scan of its keys), deleting every item no row of
-// the source as it is now produces, those of collections no row makes any
-// more included. It returns how many items it deleted.
+// pruneAll is the sweep of a sync's resnapshot: the table sweep of
+// verify, diff and migrate --prune (a Scan of every key), key-only on the
+// source side too, deleting every item no row of the source as it is now
+// produces, those of collections no row makes any more included. It
+// returns how many items it deleted.
 func (a *app) pruneAll(ctx context.Context, src source.Source, plan *mapping.Plan, client *dynamodb.Client, readers int, sourceID string) (int64, error) {
 	snap, err := src.Snapshot(ctx, source.SnapshotOptions{Readers: readers})
 	if err != nil {

@@ -159,14 +159,14 @@ func TestVerifyDiffAndPruneAfterTampering(t *testing.T) {
 			r = tg.run(t, "", "diff", "--output", "markdown")
 			require.Equal(t, 3, r.Code, r.Output())
 			require.Contains(t, r.Stdout, "**migrate would change 4 items:**")
-			require.Contains(t, r.Stdout, "```diff\n- server PK=\"1\" SK=\"SERVER#ghostserver\"\n")
+			require.Contains(t, r.Stdout, "```diff\n- PK=\"1\": 1 stale item (server 1)\n-     server  SK=\"SERVER#ghostserver\"\n")
 
 			// migrate --prune writes the missing and changed items back and
 			// deletes the stale one.
 			dir := t.TempDir()
 			r = tg.run(t, dir, "migrate", "--progress", "none", "--prune")
 			require.Equal(t, 0, r.Code, r.Output())
-			require.Contains(t, r.Stdout, "prune: deleted 1 stale item: 2 touched collections swept")
+			require.Contains(t, r.Stdout, "prune: deleted 1 stale item: the whole table swept, 11 items scanned")
 			require.Equal(t, portfolioItems, testenv.ScanItems(t, tg.client, tg.table))
 
 			code, rep = tg.compare(t, "verify")
