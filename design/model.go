@@ -19,7 +19,8 @@ type Model struct {
 	// Table is the CreateTable request table create sends: every artifact
 	// defines the same table.
 	Table *dynamodb.CreateTableInput
-	// Source names the mapping file, for the artifacts' descriptions.
+	// Source names the mapping file, for the artifacts' descriptions
+	// (ConfigName: never an absolute path of the machine).
 	Source   string
 	Facets   []Facet
 	Patterns []Pattern

@@ -103,7 +103,10 @@ func (a *app) runDesign(cmd *cobra.Command, rep *report, write func(*tabledesign
 	if err := a.lintGate(l, p); err != nil {
 		return err
 	}
-	m := tabledesign.New(p, l.path)
+	// The artifacts are shared: they name the mapping file without the
+	// machine's directories.
+	wd, _ := os.Getwd()
+	m := tabledesign.New(p, tabledesign.ConfigName(l.path, wd))
 	if from := a.v.GetString("import-from"); from != "" {
 		if err := m.SetImport(from); err != nil {
 			if errors.Is(err, sink.ErrImportLSI) {

@@ -115,6 +115,37 @@ func TestDesignCmdEveryConfig(t *testing.T) {
 	}
 }
 
+// Every artifact names the mapping file without the machine's directories:
+// from an absolute --config outside the working directory it says the
+// file's base name, from one inside it the path relative to it. Neither
+// the temporary directory nor $HOME appears in any of them.
+func TestDesignCmdConfigPathNotLeaked(t *testing.T) {
+	t.Parallel()
+	body, err := os.ReadFile(clitest.RepoPath("configs/portfolios.yaml"))
+	require.NoError(t, err)
+	root := t.TempDir()
+	outside := filepath.Join(root, "elsewhere", "shop.yaml")
+	wd := filepath.Join(root, "work")
+	inside := filepath.Join(wd, "designs", "shop.yaml")
+	for _, p := range []string{outside, inside} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, body, 0o644))
+	}
+	home, _ := os.UserHomeDir()
+	for _, tc := range []struct{ config, name string }{{outside, "shop.yaml"}, {inside, "designs/shop.yaml"}} {
+		for _, kind := range []string{"workbench", "cloudformation", "cdk", "terraform", "html"} {
+			r := clitest.Run(t, wd, nil, "design", kind, "--config", tc.config, "--no-source")
+			require.Equal(t, 0, r.Code, "%s %s: %s", kind, tc.config, r.Output())
+			require.Contains(t, r.Stdout, tc.name, "%s names the mapping file", kind)
+			require.NotContains(t, r.Stdout, root, "%s from %s leaks the directory", kind, tc.config)
+			require.NotContains(t, r.Stdout, filepath.Dir(tc.config), kind)
+			if len(home) > 1 {
+				require.NotContains(t, r.Stdout, home, "%s leaks $HOME", kind)
+			}
+		}
+	}
+}
+
 // chromium finds headless Chromium (the Debian package). Without it the
 // test skips, and fails under DYNAFOLD_INTEGRATION=1 (scripts/test.sh
 // installs it).
