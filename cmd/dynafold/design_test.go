@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -67,8 +68,9 @@ func TestDesignCmdErrors(t *testing.T) {
 		require.Equal(t, exitUsage, r.Code, r.Output())
 		require.Contains(t, r.Stderr, "04-missing-pk-template.yaml")
 	}
-	r := clitest.Run(t, "", nil, "design", "cdk", "--config", config, "--no-source", "--sample", "0")
+	r := clitest.Run(t, "", nil, "design", "workbench", "--config", config, "--no-source", "--sample", "0")
 	require.Equal(t, exitUsage, r.Code, r.Output())
+	require.Contains(t, r.Stderr, "--sample must be at least 1 row per entity, not 0")
 	r = clitest.Run(t, "", nil, "design", "terraform", "--config", clitest.RepoPath("configs/duda.yaml"), "--no-source", "--import-from", "s3://b/p/")
 	require.Equal(t, exitUsage, r.Code, r.Output())
 	require.Contains(t, r.Stderr, "ImportTable cannot create local secondary indexes (index ByEmail)")
@@ -144,6 +146,46 @@ func TestDesignCmdConfigPathNotLeaked(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Each design subcommand's help lists only the flags that act on what it
+// writes: --import-from only where the table is defined, --sample only
+// where sample items are shown, --measure-sample only on
+// the page that shows plan's measurements; design itself lists none of them.
+func TestDesignCmdHelpListsOwnFlags(t *testing.T) {
+	t.Parallel()
+	own := map[string][]string{
+		"":               nil,
+		"workbench":      {"--sample"},
+		"cloudformation": {"--import-from"},
+		"cdk":            {"--import-from"},
+		"terraform":      {"--import-from"},
+		"html":           {"--sample", "--measure-sample"},
+	}
+	all := []string{"--sample", "--sample-keys", "--measure-sample", "--import-from"}
+	for sub, flags := range own {
+		args := []string{"design", "--help"}
+		if sub != "" {
+			args = []string{"design", sub, "--help"}
+		}
+		r := clitest.Run(t, "", nil, args...)
+		require.Equal(t, 0, r.Code, r.Output())
+		listed := regexp.MustCompile(`(?m)^\s+(?:-\w, )?(--[a-z-]+)`).FindAllStringSubmatch(r.Stdout, -1)
+		var got []string
+		for _, m := range listed {
+			if slices.Contains(all, m[1]) {
+				got = append(got, m[1])
+			}
+		}
+		require.ElementsMatch(t, flags, got, "dynafold design %s --help", sub)
+		for _, f := range []string{"--no-source", "--out"} {
+			require.Contains(t, r.Stdout, f, "every design subcommand takes %s", f)
+		}
+	}
+	// A flag of another subcommand is refused, not silently ignored.
+	r := clitest.Run(t, "", nil, "design", "html", "--config", clitest.RepoPath("configs/portfolios.yaml"), "--no-source", "--import-from", "s3://b/p/")
+	require.Equal(t, exitUsage, r.Code, r.Output())
+	require.Contains(t, r.Stderr, "unknown flag: --import-from")
 }
 
 // chromium finds headless Chromium (the Debian package). Without it the
