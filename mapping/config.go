@@ -252,8 +252,11 @@ type PatternQuery struct {
 
 // PatternCheck states what a pattern must return.
 type PatternCheck struct {
-	Count    *int     `yaml:"count"`
-	MinCount *int     `yaml:"min_count"`
+	Count    *int `yaml:"count"`
+	MinCount *int `yaml:"min_count"`
+	// MaxCount bounds the count from above, e.g. a page of a collection
+	// that must stay small.
+	MaxCount *int     `yaml:"max_count"`
 	Types    []string `yaml:"types"`
 	FirstKey *struct {
 		PK string `yaml:"pk"`
