@@ -59,6 +59,8 @@ type Pattern struct {
 	Error     string
 	// Types are the item types the pattern expects (expect.types).
 	Types []string
+	// match tests an item against the key condition (nil with Error).
+	match *patterns.Matcher
 }
 
 // Import is the S3 source of an ImportTable at creation: a dynafold export.
@@ -85,6 +87,7 @@ func New(p *mapping.Plan, source string) *Model {
 			pt.Error = err.Error()
 		} else {
 			pt.Condition = c
+			pt.match, _ = patterns.Match(p, ap.Query) // builds what Describe built
 		}
 		m.Patterns = append(m.Patterns, pt)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	tabledesign "github.com/dynafold/dynafold/design"
+	"github.com/dynafold/dynafold/mapping"
 	"github.com/dynafold/dynafold/plan"
 	"github.com/dynafold/dynafold/sink"
 	"github.com/dynafold/dynafold/source"
@@ -74,7 +75,8 @@ the table's definition; it acts only when the table is created.`,
 		}
 		f := sub.Flags()
 		if art.samples {
-			f.Int("sample", 5, "source rows per entity whose items are shown")
+			f.Int("sample", 5, "source rows per entity whose items are shown: the first ones, and as many of each sampled collection")
+			f.StringSlice("sample-keys", nil, "item collections to sample instead of the access patterns' results: a partition key value of the table (CUSTOMER#ALFKI) or ATTR=VALUE for an index's partition key attribute (GSI1PK=EMPLOYEE#2); repeatable or comma-separated")
 		}
 		if art.importable {
 			f.String("import-from", "", "a dynafold export, s3://bucket/prefix/, that creates the table by ImportTable")
@@ -97,6 +99,7 @@ func (a *app) runDesign(cmd *cobra.Command, rep *report, art designArtifact) err
 			return usageError(fmt.Errorf("--sample must be at least 1 row per entity, not %d", perEntity))
 		}
 	}
+	sampleKeys := a.v.GetStringSlice("sample-keys")
 	var measure *plan.Options
 	if art.measured {
 		f := a.v.GetFloat64("measure-sample")
@@ -146,12 +149,27 @@ func (a *app) runDesign(cmd *cobra.Command, rep *report, art designArtifact) err
 			return err
 		}
 		defer snap.Close()
+		opts := tabledesign.SampleOptions{PerEntity: perEntity}
+		if art.samples {
+			if opts.Collections, err = sampleCollections(p, sampleKeys); err != nil {
+				return usageError(err)
+			}
+		}
 		dsn, _ := l.dsn()
-		if err := m.ReadSource(ctx, snap, l.schema, dsn.Identity(), perEntity, measure); err != nil {
+		if err := m.ReadSource(ctx, snap, l.schema, dsn.Identity(), opts, measure); err != nil {
 			return err
 		}
 		for _, rerr := range m.Samples.Rejected {
 			fmt.Fprintf(a.console, "dynafold: a sample row cannot become an item, left out: %v\n", rerr)
+		}
+		for _, c := range m.Samples.Collections {
+			if c.Items == 0 && c.Value != "" {
+				note := m.Samples.CappedNote()
+				if note != "" {
+					note = "; " + note
+				}
+				fmt.Fprintf(a.console, "dynafold: no sample item is in the collection of %s (%s = %q)%s\n", c.Name, c.PK, c.Value, note)
+			}
 		}
 	}
 	var buf bytes.Buffer
@@ -173,6 +191,24 @@ func (a *app) runDesign(cmd *cobra.Command, rep *report, art designArtifact) err
 	}
 	fmt.Fprintf(a.console, "dynafold: wrote %s\n", out)
 	return nil
+}
+
+// sampleCollections are the collections whose items the samples show
+// besides each entity's first rows: those --sample-keys names, else the
+// access patterns' results; and each index's entries, so that a view of
+// a sparse index shows items that are in it.
+func sampleCollections(p *mapping.Plan, keys []string) ([]*tabledesign.Collection, error) {
+	var out []*tabledesign.Collection
+	if len(keys) > 0 {
+		cs, err := tabledesign.SampleKeys(p, keys)
+		if err != nil {
+			return nil, err
+		}
+		out = cs
+	} else {
+		out = tabledesign.PatternCollections(p)
+	}
+	return append(out, tabledesign.IndexCollections(p)...), nil
 }
 
 // sampleCount is how many sample items the artifact shows (-1: none read).
