@@ -188,3 +188,28 @@ func writeFile(t *testing.T, dir, name string, write func(io.Writer) error) stri
 	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
 	return path
 }
+
+// The artifacts name the mapping file without the machine's directories:
+// relative to the working directory when the file is inside it, by its
+// base name otherwise.
+func TestConfigName(t *testing.T) {
+	wd := t.TempDir()
+	for _, tc := range []struct {
+		name, path, want string
+	}{
+		{"inside, absolute", filepath.Join(wd, "configs", "shop.yaml"), "configs/shop.yaml"},
+		{"inside, at the top", filepath.Join(wd, "shop.yaml"), "shop.yaml"},
+		{"outside, absolute", "/home/alice/work/shop.yaml", "shop.yaml"},
+		{"outside, a sibling with the same prefix", wd + "-other/shop.yaml", "shop.yaml"},
+		{"relative, as typed", "configs/shop.yaml", "shop.yaml"}, // relative to the test's own directory, not wd
+		{"empty", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, ConfigName(tc.path, wd))
+		})
+	}
+	here, err := os.Getwd()
+	require.NoError(t, err)
+	require.Equal(t, "configs/shop.yaml", ConfigName("configs/shop.yaml", here), "a relative path inside the working directory stays as typed")
+	require.Equal(t, "shop.yaml", ConfigName("../../elsewhere/shop.yaml", here))
+}

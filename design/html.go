@@ -8,6 +8,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -28,7 +29,15 @@ import (
 //go:embed page.html
 var pageHTML string
 
-var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"inc": func(i int) int { return i + 1 }}).Parse(pageHTML))
+var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
+	"inc": func(i int) int { return i + 1 },
+	// long keys may wrap; shorter ones stay on one line, so that a wide
+	// item's attributes wrap before its key does.
+	"long": func(key string) bool { return utf8.RuneCountInString(key) > longKey },
+}).Parse(pageHTML))
+
+// longKey is the length in characters past which a key wraps in its cell.
+const longKey = 36
 
 // palette is the number of entity colours in page.html (c0 … c11).
 const palette = 12
@@ -44,12 +53,27 @@ type page struct {
 	TTL      string
 	Import   string
 	Samples  string
+	Sampled  []sampledCollection
 	Entities []pageEntity
 	Views    []gridView
-	Patterns []Pattern
+	Patterns []pagePattern
 	Measured bool
 	Measure  string
 	Hot      []hotChart
+}
+
+// sampledCollection is a collection the samples looked for, and how many
+// sample items are in it.
+type sampledCollection struct {
+	Name  string
+	Items string
+}
+
+// pagePattern is an access pattern with the number of sample items its
+// query returns (-1: the source was not read).
+type pagePattern struct {
+	Pattern
+	SampleItems int
 }
 
 type pageEntity struct {
@@ -62,6 +86,8 @@ type pageEntity struct {
 }
 
 type gridView struct {
+	// ID is the view's element id: "view-table" or "view-index-NAME".
+	ID     string
 	Title  string
 	Detail string
 	PK, SK string
@@ -79,6 +105,9 @@ type gridRow struct {
 	Entity string
 	Color  int
 	Cells  []cell
+	// Key is the item's table key, "PK / SK", in every view: what a
+	// reader (or a test) finds the item by.
+	Key string
 }
 
 type cell struct {
@@ -124,7 +153,10 @@ func (m *Model) WriteHTML(w io.Writer) error {
 
 func (m *Model) page() *page {
 	t := m.Plan.Table
-	pg := &page{Table: t.Name, Source: m.Source, Billing: billingText(m.Table), Patterns: m.Patterns}
+	pg := &page{Table: t.Name, Source: m.Source, Billing: billingText(m.Table)}
+	for _, p := range m.Patterns {
+		pg.Patterns = append(pg.Patterns, pagePattern{Pattern: p, SampleItems: m.sampleItemsOf(p)})
+	}
 	pg.Keys = keyText(t.PK, t.SK)
 	if t.TTLAttribute != "" {
 		pg.TTL = t.TTLAttribute
@@ -141,8 +173,17 @@ func (m *Model) page() *page {
 		pg.Samples = "no sample items: the source was not read (--no-source)"
 	} else {
 		pg.Samples = fmt.Sprintf("%d sample items, built as migrate builds them from the first %d rows of each entity", len(m.Samples.Items), m.Samples.PerEntity)
+		if len(m.Samples.Collections) > 0 {
+			pg.Samples += fmt.Sprintf(" and from up to %d rows per entity of each collection below", m.Samples.PerEntity)
+		}
 		if n := len(m.Samples.Rejected); n > 0 {
 			pg.Samples += fmt.Sprintf(" (%d rows could not become items and are left out)", n)
+		}
+		if note := m.Samples.CappedNote(); note != "" {
+			pg.Samples += "; " + note
+		}
+		for _, c := range m.Samples.Collections {
+			pg.Sampled = append(pg.Sampled, sampledCollection{Name: c.Name, Items: plural(c.Items, "sample item")})
 		}
 		for i := range m.Samples.Items {
 			for j := range pg.Entities {
@@ -170,15 +211,15 @@ func (m *Model) views(color map[string]int) []gridView {
 	t := m.Plan.Table
 	items := m.Samples.Items
 	pk, sk := m.keyNames()
-	table := gridView{Title: "Table " + t.Name, Detail: keyText(t.PK, t.SK), PK: pk, SK: sk}
-	table.fill(items, nil, color)
+	table := gridView{ID: "view-table", Title: "Table " + t.Name, Detail: keyText(t.PK, t.SK), PK: pk, SK: sk}
+	table.fill(items, nil, color, pk, sk)
 	out := []gridView{table}
 	for _, ix := range t.Indexes {
 		kind := "global"
 		if !ix.Global {
 			kind = "local"
 		}
-		v := gridView{Title: "Index " + ix.Name, Detail: fmt.Sprintf("%s secondary index: %s; projection %s", kind, keyText(ix.PK, ix.SK), strings.ToLower(ix.Projection)), PK: ix.PK.Name}
+		v := gridView{ID: "view-index-" + ix.Name, Title: "Index " + ix.Name, Detail: fmt.Sprintf("%s secondary index: %s; projection %s", kind, keyText(ix.PK, ix.SK), strings.ToLower(ix.Projection)), PK: ix.PK.Name}
 		if ix.SK != nil {
 			v.SK = ix.SK.Name
 		}
@@ -193,7 +234,7 @@ func (m *Model) views(color map[string]int) []gridView {
 			}
 		}
 		sortItems(in, v.PK, v.SK)
-		v.fill(in, projection(t, ix), color)
+		v.fill(in, projection(t, ix), color, pk, sk)
 		out = append(out, v)
 	}
 	return out
@@ -217,8 +258,9 @@ func projection(t *mapping.TableSchema, ix *mapping.Index) map[string]bool {
 	return keep
 }
 
-// fill groups items (already in the view's key order) by partition key.
-func (v *gridView) fill(items []mapping.Item, keep map[string]bool, color map[string]int) {
+// fill groups items (already in the view's key order) by partition key;
+// tablePK and tableSK name the table's key attributes.
+func (v *gridView) fill(items []mapping.Item, keep map[string]bool, color map[string]int, tablePK, tableSK string) {
 	v.Items = len(items)
 	for _, it := range items {
 		a := it.Attributes()
@@ -226,7 +268,7 @@ func (v *gridView) fill(items []mapping.Item, keep map[string]bool, color map[st
 		if n := len(v.Groups); n == 0 || v.Groups[n-1].PK != pk {
 			v.Groups = append(v.Groups, group{PK: pk})
 		}
-		r := gridRow{Entity: it.Entity.Name, Color: color[it.Entity.Name]}
+		r := gridRow{Entity: it.Entity.Name, Color: color[it.Entity.Name], Key: tableKeyText(a, tablePK, tableSK)}
 		if v.SK != "" {
 			r.SK = mapping.KeyText(a[v.SK])
 		}
@@ -239,6 +281,30 @@ func (v *gridView) fill(items []mapping.Item, keep map[string]bool, color map[st
 		g := &v.Groups[len(v.Groups)-1]
 		g.Rows = append(g.Rows, r)
 	}
+}
+
+// tableKeyText is an item's table key as "PK / SK", the patterns
+// report's form.
+func tableKeyText(a map[string]types.AttributeValue, pk, sk string) string {
+	if sk == "" {
+		return mapping.KeyText(a[pk])
+	}
+	return mapping.KeyText(a[pk]) + " / " + mapping.KeyText(a[sk])
+}
+
+// sampleItemsOf counts the sample items a pattern's query returns (-1
+// without samples, 0 when its query cannot be built).
+func (m *Model) sampleItemsOf(p Pattern) int {
+	if m.Samples == nil {
+		return -1
+	}
+	n := 0
+	for i := range m.Samples.Items {
+		if p.match != nil && p.match.Holds(m.Samples.Items[i].Attributes()) {
+			n++
+		}
+	}
+	return n
 }
 
 // attributeOrder is the item's attributes in the order its facet lists
@@ -367,6 +433,13 @@ func hotChartOf(title string, keys []plan.KeyStat) hotChart {
 		c.Keys = append(c.Keys, hotKey{Key: k.Key, Items: pipeline.Thousands(k.Items), Width: w})
 	}
 	return c
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // billingText describes the table's billing mode and capacity.

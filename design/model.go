@@ -19,7 +19,8 @@ type Model struct {
 	// Table is the CreateTable request table create sends: every artifact
 	// defines the same table.
 	Table *dynamodb.CreateTableInput
-	// Source names the mapping file, for the artifacts' descriptions.
+	// Source names the mapping file, for the artifacts' descriptions
+	// (ConfigName: never an absolute path of the machine).
 	Source   string
 	Facets   []Facet
 	Patterns []Pattern
@@ -58,6 +59,8 @@ type Pattern struct {
 	Error     string
 	// Types are the item types the pattern expects (expect.types).
 	Types []string
+	// match tests an item against the key condition (nil with Error).
+	match *patterns.Matcher
 }
 
 // Import is the S3 source of an ImportTable at creation: a dynafold export.
@@ -84,6 +87,7 @@ func New(p *mapping.Plan, source string) *Model {
 			pt.Error = err.Error()
 		} else {
 			pt.Condition = c
+			pt.match, _ = patterns.Match(p, ap.Query) // builds what Describe built
 		}
 		m.Patterns = append(m.Patterns, pt)
 	}

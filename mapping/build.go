@@ -52,8 +52,12 @@ type Item struct {
 	// HalfKeys names the global indexes the item has only half the key of
 	// (one key template was NULL or empty): it is not in them, and the half
 	// it had was left off unless the table's key or another index needs it.
-	// plan reports them.
+	// plan reports them. An index marked sparse: true is never listed
+	// here, but in SparseOut.
 	HalfKeys []string
+	// SparseOut names the indexes marked sparse: true (the entity's
+	// index: entry) that the item is not in: left out on purpose.
+	SparseOut []string
 }
 
 // Attributes returns the item's attributes: Attrs, or Body decoded (a new
@@ -200,13 +204,23 @@ func (it *ItemPlan) build(e *EntityPlan, row value.Row, a *Arena, lim limits) (I
 			attrs = append(attrs, namedValue{e.ttlAttr, e.names.ttl, av})
 		}
 	}
-	var halves []string
+	var halves, sparseOut []string
+	for _, sp := range it.sparse {
+		for _, k := range sp.keys {
+			if !attrs.has(k) {
+				sparseOut = append(sparseOut, sp.index)
+				break
+			}
+		}
+	}
 	for _, h := range it.halves {
 		hasPK, hasSK := attrs.has(h.pk), attrs.has(h.sk)
 		if hasPK == hasSK {
 			continue
 		}
-		halves = append(halves, h.index)
+		if !h.sparse {
+			halves = append(halves, h.index)
+		}
 		if hasPK && h.dropPK {
 			attrs = attrs.without(h.pk)
 		}
@@ -221,7 +235,7 @@ func (it *ItemPlan) build(e *EntityPlan, row value.Row, a *Arena, lim limits) (I
 		name, n := attrs.largest()
 		return Item{}, e.rowError(row, "", fmt.Errorf("item is %d bytes (largest attribute %s, %d bytes); DynamoDB items are at most %d bytes (400 KB, names included)", size, name, n, MaxItemBytes))
 	}
-	item := Item{Key: key, PKLen: pkLen, Size: size, Entity: e, Type: it.Type, HalfKeys: halves}
+	item := Item{Key: key, PKLen: pkLen, Size: size, Entity: e, Type: it.Type, HalfKeys: halves, SparseOut: sparseOut}
 	if encode {
 		item.Body = a.encodeSet(attrs)
 	} else {

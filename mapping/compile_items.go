@@ -60,8 +60,37 @@ func (c *entityCompiler) compileItem(path, name string, spec *ItemSpec, parent *
 		return nil
 	}
 	it.PK, it.SK, it.attrs, it.ttl = pk, sk, attrs.list, ttl
-	it.halves = halfKeys(tbl, it.attrs)
+	sparse := c.sparseIndexes(spec, parent)
+	it.halves = halfKeys(tbl, it.attrs, sparse)
+	for _, ix := range tbl.Indexes {
+		if !sparse[ix.Name] {
+			continue
+		}
+		sp := sparseIndex{index: ix.Name}
+		for _, k := range []*KeyAttr{&ix.PK, ix.SK} {
+			if k != nil && k.Name != tbl.PK.Name && (tbl.SK == nil || k.Name != tbl.SK.Name) {
+				sp.keys = append(sp.keys, k.Name)
+			}
+		}
+		it.sparse = append(it.sparse, sp)
+	}
 	return it
+}
+
+// sparseIndexes are the indexes whose index: entry for this item (its
+// own, or the entity's it inherits) says sparse: true.
+func (c *entityCompiler) sparseIndexes(spec *ItemSpec, parent *Entity) map[string]bool {
+	indexes := spec.Index
+	if parent != nil {
+		indexes = mergeIndex(parent.Index, spec.Index)
+	}
+	out := map[string]bool{}
+	for _, ie := range indexes {
+		if ie.Value != nil && ie.Value.Sparse {
+			out[ie.Key] = true
+		}
+	}
+	return out
 }
 
 // itemType is the item's type: its own, else the entity's (or the
@@ -178,6 +207,10 @@ func (c *entityCompiler) indexKeyAttrs(attrs *itemAttrs, ipath string, ix *Index
 		when = c.condition(ipath+".when", tmpls.When)
 	}
 	ok := true
+	if tmpls.Sparse && tmpls.When == nil && !mayBeMissing(tmpls.PK) && !mayBeMissing(tmpls.SK) {
+		c.errs.add(ipath+".sparse", "sparse: true, but nothing leaves an item out of index %s: its templates name no column (${…}) that can be NULL and there is no when:", ix.Name)
+		ok = false
+	}
 	if !ix.Global && tmpls.PK != "" {
 		c.errs.add(ipath+".pk", "a local index shares the table's partition key; set only sk")
 		ok = false
@@ -185,6 +218,13 @@ func (c *entityCompiler) indexKeyAttrs(attrs *itemAttrs, ipath string, ix *Index
 		ok = c.indexKeyAttr(attrs, ipath+".pk", ix, &ix.PK, tmpls.PK, when)
 	}
 	return c.indexKeyAttr(attrs, ipath+".sk", ix, ix.SK, tmpls.SK, when) && ok
+}
+
+// mayBeMissing reports whether a template names a column, whose NULL
+// would leave the attribute out (a literal is always there).
+func mayBeMissing(src string) bool {
+	t, err := ParseTemplate(src)
+	return err == nil && len(t.Exprs()) > 0
 }
 
 // indexKeyAttr compiles the template src of the key attribute attr of
@@ -297,7 +337,7 @@ func (c *entityCompiler) itemTTL(name string, parent *Entity) (*ttlPlan, bool) {
 // NULL): such an item is not in the index, and the half it got is left off
 // when it exists only for that index (written by an index: template,
 // keying no other index), unless the index says half_key: keep.
-func halfKeys(tbl *TableSchema, attrs []*attrPlan) []halfKey {
+func halfKeys(tbl *TableSchema, attrs []*attrPlan, sparse map[string]bool) []halfKey {
 	tableKey := func(n string) bool { return n == tbl.PK.Name || (tbl.SK != nil && n == tbl.SK.Name) }
 	produced := map[string]bool{}
 	onlyIndex := map[string]bool{} // produced by index: templates alone, not attributes:
@@ -332,6 +372,7 @@ func halfKeys(tbl *TableSchema, attrs []*attrPlan) []halfKey {
 			index: ix.Name, pk: pk, sk: sk,
 			dropPK: !ix.KeepHalfKey && onlyIndex[pk] && keyUses[pk] == 1,
 			dropSK: !ix.KeepHalfKey && onlyIndex[sk] && keyUses[sk] == 1,
+			sparse: sparse[ix.Name],
 		})
 	}
 	return out

@@ -1,23 +1,37 @@
 package mapping
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/dynafold/dynafold/source"
 )
 
-// reversedOn explains a join's on: written {child_column: parent_column}
-// when that is what it looks like: the key is a column of this entity's
-// table, not the joined one, and the value a column of the joined table.
-func (c *entityCompiler) reversedOn(joined *source.Table, key, val string) string {
-	ref := ParseColumnName(val)
-	if ref.Alias != "" || c.base == nil || joined.Column(ref.Name) == nil || c.base.Column(key) == nil {
-		return ""
+// onPair reads one pair of a join's on: {key: value}. Its canonical
+// direction is {joined_column: column}, where column is the entity's
+// ("server_id") or an earlier join's ("server.portfolio_id"); the
+// reversed {column: joined_column} is read too when only it names
+// existing columns, since either reads naturally to someone. When both
+// directions name existing columns (a self-join: employee joined to
+// employee on {employee_id: reports_to}), the canonical one is meant.
+// ok is false when neither direction names existing columns.
+func (c *entityCompiler) onPair(joined *source.Table, key, val string) (source.JoinOn, bool) {
+	if ref, ok := c.onRef(val); ok && joined.Column(key) != nil {
+		return source.JoinOn{Column: key, RefAlias: ref.Alias, RefColumn: ref.Name}, true
 	}
-	return fmt.Sprintf("written the wrong way round: on: pairs {parent_column: child_column}, the joined table's column first; "+
-		"%q is a column of %s (this entity's table) and %q of %s (the joined table), so write on: {%s: %s}",
-		key, c.base.Ref, ref.Name, joined.Ref, ref.Name, key)
+	if ref, ok := c.onRef(key); ok && !strings.Contains(val, ".") && joined.Column(val) != nil {
+		return source.JoinOn{Column: val, RefAlias: ref.Alias, RefColumn: ref.Name}, true
+	}
+	return source.JoinOn{}, false
+}
+
+// onRef resolves a column of the entity's table or of an earlier join.
+func (c *entityCompiler) onRef(s string) (ColumnName, bool) {
+	ref := ParseColumnName(s)
+	t := c.base
+	if ref.Alias != "" {
+		t = c.joins[ref.Alias]
+	}
+	return ref, t != nil && t.Column(ref.Name) != nil
 }
 
 func (c *entityCompiler) compileJoins(q *source.Query) {
@@ -52,33 +66,28 @@ func (c *entityCompiler) compileJoins(q *source.Query) {
 				}
 				continue
 			}
+			if jo, found := c.onPair(t, on.Key, on.Value); found {
+				j.On = append(j.On, jo)
+				joined = append(joined, jo.Column)
+				continue
+			}
+			ok = false
+			// Neither direction names existing columns: report the
+			// canonical reading, {joined_column: column}.
 			if t.Column(on.Key) == nil {
-				if msg := c.reversedOn(t, on.Key, on.Value); msg != "" {
-					c.errs.add(path+".on", "%s", msg)
-					ok = false
-					continue
-				}
 				c.errs.add(path+".on."+on.Key, "%s", c.unknown(t, on.Key))
-				ok = false
 				continue
 			}
 			ref := ParseColumnName(on.Value)
 			if ref.Alias != "" && c.joins[ref.Alias] == nil {
 				c.errs.add(path+".on."+on.Key, "%q refers to alias %q, which must be joined before %q", on.Value, ref.Alias, alias)
-				ok = false
 				continue
 			}
 			refTable := c.base
 			if ref.Alias != "" {
 				refTable = c.joins[ref.Alias]
 			}
-			if refTable.Column(ref.Name) == nil {
-				c.errs.add(path+".on."+on.Key, "%s", c.unknown(refTable, ref.Name))
-				ok = false
-				continue
-			}
-			j.On = append(j.On, source.JoinOn{Column: on.Key, RefAlias: ref.Alias, RefColumn: ref.Name})
-			joined = append(joined, on.Key)
+			c.errs.add(path+".on."+on.Key, "%s", c.unknown(refTable, ref.Name))
 		}
 		if ok && !c.static && !t.IsUnique(joined) {
 			c.errs.add(path+".on", "joining %s on (%s) could match several rows per %s row; join on its primary key or a unique key", t.Ref, strings.Join(joined, ", "), c.name)

@@ -181,6 +181,11 @@ type IndexTemplates struct {
 	SK string `yaml:"sk"`
 	// When limits the index to rows that satisfy a condition.
 	When *Condition `yaml:"when"`
+	// Sparse says that items left out of the index (a template met a
+	// NULL, or when: did not hold) are left out on purpose: plan counts
+	// them in a note instead of warning about half an index key.
+	// omitempty keeps fingerprints of mappings without it as they were.
+	Sparse bool `yaml:"sparse" json:"Sparse,omitempty"`
 }
 
 // Condition is a simple predicate on one column.
@@ -252,8 +257,11 @@ type PatternQuery struct {
 
 // PatternCheck states what a pattern must return.
 type PatternCheck struct {
-	Count    *int     `yaml:"count"`
-	MinCount *int     `yaml:"min_count"`
+	Count    *int `yaml:"count"`
+	MinCount *int `yaml:"min_count"`
+	// MaxCount bounds the count from above, e.g. a page of a collection
+	// that must stay small.
+	MaxCount *int     `yaml:"max_count"`
 	Types    []string `yaml:"types"`
 	FirstKey *struct {
 		PK string `yaml:"pk"`

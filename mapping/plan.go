@@ -82,6 +82,15 @@ type ItemPlan struct {
 	typeAV types.AttributeValue
 	// halves are the global indexes this item may get half a key of.
 	halves []halfKey
+	// sparse are the indexes whose index: entry says sparse: true.
+	sparse []sparseIndex
+}
+
+// sparseIndex is an index the item is left out of on purpose when it
+// lacks one of keys, the index's key attributes other than the table's.
+type sparseIndex struct {
+	index string
+	keys  []string
 }
 
 // halfKey is a global index's two key attributes, and whether each may be
@@ -91,6 +100,9 @@ type halfKey struct {
 	index          string
 	pk, sk         string
 	dropPK, dropSK bool
+	// sparse: the index is sparse on purpose (sparse: true); an item with
+	// half its key is counted as left out, not as a half key.
+	sparse bool
 }
 
 // attrPlan computes one non-table-key attribute.

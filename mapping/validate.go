@@ -144,6 +144,25 @@ func validatePattern(path string, p *AccessPattern, ts *TableSchema, errs *Error
 	if q.ShardRange < 0 || (q.ShardRange > 0 && !strings.Contains(q.PK, "${shard}")) {
 		errs.add(path+".query.shards", "shards: N expands ${shard} in pk over 0..N-1; pk has no ${shard}")
 	}
+	validateCounts(path+".expect", p.Expect, errs)
+}
+
+// validateCounts checks that a pattern's count expectations can all hold.
+func validateCounts(path string, e *PatternCheck, errs *Errors) {
+	if e == nil {
+		return
+	}
+	for _, c := range []struct {
+		key string
+		n   *int
+	}{{"count", e.Count}, {"min_count", e.MinCount}, {"max_count", e.MaxCount}} {
+		if c.n != nil && *c.n < 0 {
+			errs.add(path+"."+c.key, "a count cannot be negative, not %d", *c.n)
+		}
+	}
+	if e.MinCount != nil && e.MaxCount != nil && *e.MinCount > *e.MaxCount {
+		errs.add(path, "min_count %d is more than max_count %d: no count meets both", *e.MinCount, *e.MaxCount)
+	}
 }
 
 // patternWarnings finds access patterns the declared keys cannot serve.

@@ -17,11 +17,17 @@ func check(e *mapping.PatternCheck, res *Result) []Check {
 	if e == nil {
 		return checks
 	}
+	count := func(op string, want int, ok bool) Check {
+		return Check{What: "count", Op: op, Want: fmt.Sprint(want), Got: fmt.Sprint(res.Count), OK: ok}
+	}
 	if e.Count != nil {
-		checks = append(checks, Check{What: "count", Want: fmt.Sprint(*e.Count), Got: fmt.Sprint(res.Count), OK: res.Count == *e.Count})
+		checks = append(checks, count("=", *e.Count, res.Count == *e.Count))
 	}
 	if e.MinCount != nil {
-		checks = append(checks, Check{What: "count at least", Want: fmt.Sprint(*e.MinCount), Got: fmt.Sprint(res.Count), OK: res.Count >= *e.MinCount})
+		checks = append(checks, count(">=", *e.MinCount, res.Count >= *e.MinCount))
+	}
+	if e.MaxCount != nil {
+		checks = append(checks, count("<=", *e.MaxCount, res.Count <= *e.MaxCount))
 	}
 	if len(e.Types) > 0 {
 		want := slices.Clone(e.Types)

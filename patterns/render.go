@@ -49,13 +49,37 @@ func (r *Report) WriteText(w io.Writer, color bool) {
 		}
 		for _, c := range p.Checks {
 			if c.OK {
-				fmt.Fprintf(w, "  ✓ %s: %s\n", c.What, c.Got)
+				fmt.Fprintf(w, "  ✓ %s\n", c.held())
 			} else {
-				fmt.Fprintf(w, "  ✗ %s: want %s, got %s\n", c.What, c.Want, c.Got)
+				fmt.Fprintf(w, "  ✗ %s\n", c.failed())
 			}
 		}
 	}
 	fmt.Fprintf(w, "%d of %d patterns hold on table %s\n", r.Passed, r.Passed+r.Failed, r.Table)
+}
+
+// opText is how a count's comparison reads.
+var opText = map[string]string{"=": "=", ">=": "≥", "<=": "≤"}
+
+// held says what a check found when it held: a count with its bound
+// ("count 9 ≥ 3"), anything else with what was returned.
+func (c Check) held() string {
+	if c.Op != "" {
+		return fmt.Sprintf("%s %s %s %s", c.What, c.Got, opText[c.Op], c.Want)
+	}
+	return fmt.Sprintf("%s: %s", c.What, c.Got)
+}
+
+// failed says what a check found against what it wanted: "count 2, want
+// ≥ 3" (an exact count: "count 8, want 9").
+func (c Check) failed() string {
+	switch c.Op {
+	case "":
+		return fmt.Sprintf("%s: want %s, got %s", c.What, c.Want, c.Got)
+	case "=":
+		return fmt.Sprintf("%s %s, want %s", c.What, c.Got, c.Want)
+	}
+	return fmt.Sprintf("%s %s, want %s %s", c.What, c.Got, opText[c.Op], c.Want)
 }
 
 func plural(n int, word string) string {
@@ -86,7 +110,7 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 			var failed []string
 			for _, c := range p.Checks {
 				if !c.OK {
-					failed = append(failed, fmt.Sprintf("%s: want %s, got %s", c.What, c.Want, c.Got))
+					failed = append(failed, c.failed())
 				}
 			}
 			if p.Error != "" {

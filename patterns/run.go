@@ -68,6 +68,9 @@ func (k Key) String() string {
 // Check is one expectation and whether it held.
 type Check struct {
 	What string `json:"what"`
+	// Op, for a count, is how Got must compare with Want: "=" (count),
+	// ">=" (min_count) or "<=" (max_count).
+	Op   string `json:"op,omitempty"`
 	Want string `json:"want"`
 	Got  string `json:"got"`
 	OK   bool   `json:"ok"`

@@ -50,6 +50,10 @@ type idxAcc struct {
 	// arrive in).
 	half        map[string]int64
 	halfExample map[string]string
+	// sparse and sparseExample are the same for items left out of an
+	// index their entity marks sparse: true.
+	sparse        map[string]int64
+	sparseExample map[string]string
 }
 
 func newAggregator(p *mapping.Plan, shapes []indexShape, opts Options) *aggregator {
@@ -59,7 +63,7 @@ func newAggregator(p *mapping.Plan, shapes []indexShape, opts Options) *aggregat
 		a.ents = append(a.ents, &entAcc{idxItems: make([]int64, len(shapes)), idxUnits: make([]int64, len(shapes))})
 	}
 	for _, s := range shapes {
-		ia := &idxAcc{half: map[string]int64{}, halfExample: map[string]string{}}
+		ia := &idxAcc{half: map[string]int64{}, halfExample: map[string]string{}, sparse: map[string]int64{}, sparseExample: map[string]string{}}
 		if s.ix.Global {
 			ia.pk = newKeyCounter(opts.MaxKeys, opts.HeavyHitters)
 		} else {
@@ -151,6 +155,14 @@ func (a *aggregator) item(ro *rowObs, ep *mapping.EntityPlan, e *entAcc, it *ite
 			k := mapping.KeyStringOf(ep.SourceKey(ro.srcKey))
 			if ex, ok := ia.halfExample[ep.Name]; !ok || k < ex {
 				ia.halfExample[ep.Name] = k
+			}
+		}
+		if io.sparseOut {
+			ia := a.idx[j]
+			ia.sparse[ep.Name]++
+			k := mapping.KeyStringOf(ep.SourceKey(ro.srcKey))
+			if ex, ok := ia.sparseExample[ep.Name]; !ok || k < ex {
+				ia.sparseExample[ep.Name] = k
 			}
 		}
 		if !io.in {

@@ -25,6 +25,7 @@ func testSchema() *mapping.Schema {
 		tbl("order_lines", []string{"order_id", "line_no"}, nil, col("order_id", value.Int), col("line_no", value.Int), col("sku", value.String)),
 		tbl("logs", []string{"server_id", "n"}, nil, col("server_id", value.String), col("n", value.Int), col("msg", value.String)),
 		tbl("hosts", []string{"id"}, nil, col("id", value.Int), col("name", value.String)),
+		tbl("employees", []string{"employee_id"}, nil, col("employee_id", value.Int), col("reports_to", value.Int), col("last_name", value.String)),
 	}
 	s := &mapping.Schema{Tables: map[source.TableRef]*source.Table{}}
 	for _, t := range tables {

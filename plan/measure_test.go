@@ -303,3 +303,54 @@ lint: {ignore: [key.incomplete]}
 	require.NotEmpty(t, rep.Totals.PartitionKeys.TopByItems)
 	require.Equal(t, "AP9h", rep.Totals.PartitionKeys.TopByItems[0].Key)
 }
+
+// An index that a NULL leaves an item out of on purpose says so: with
+// sparse: true on the entity's index: entry, the top manager (who reports
+// to no one) is counted in a note, not warned about as half an index key,
+// and a design without other findings ends clean.
+func TestMeasureSparseIndexOnPurpose(t *testing.T) {
+	const mapping = head + `
+target:
+  table: shop
+  key: {pk: PK, sk: SK}
+  indexes:
+    GSI1: {type: global, pk: GSI1PK, sk: GSI1SK}
+entities:
+  employee:
+    from: employees
+    key: {pk: "EMPLOYEE#${employee_id}", sk: "EMPLOYEE#${employee_id}"}
+    index:
+      GSI1: {pk: "EMPLOYEE#${reports_to}", sk: "EMPLOYEE#${employee_id}"SPARSE}
+    attributes: {LastName: last_name}
+`
+	rows := map[string][]value.Row{"employees": {
+		{value.IntValue(1), value.IntValue(2), value.StringValue("Davolio")},
+		{value.IntValue(2), value.NullValue(), value.StringValue("Fuller")},
+		{value.IntValue(3), value.IntValue(2), value.StringValue("Leverling")},
+		{value.IntValue(5), value.IntValue(2), value.StringValue("Buchanan")},
+		{value.IntValue(6), value.IntValue(5), value.StringValue("Suyama")},
+	}}
+	for _, tc := range []struct {
+		name, sparse string
+		want         []lf
+		status       string
+		partial      int64
+		sparseItems  int64
+	}{
+		{"not marked", "", []lf{{"warning", "data.partial_index_key", "entities.employee.index.GSI1",
+			"1 items have only half of index GSI1's key (GSI1PK, GSI1SK), e.g. row employee_id=2: they are not in the index, and the half they have is left off them unless the table's key or another index needs it (half_key: keep keeps it)"}},
+			"no errors; review the warnings", 1, 0},
+		{"sparse: true", ", sparse: true", []lf{{"note", "data.sparse_index", "entities.employee.index.GSI1",
+			"1 item left out of index GSI1 on purpose (sparse: true), e.g. row employee_id=2"}},
+			"no errors", 0, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := runOn(t, strings.Replace(mapping, "SPARSE", tc.sparse, 1), rows, Options{Readers: 1})
+			require.Equal(t, tc.want, dataFindings(rep))
+			require.Equal(t, tc.status, rep.statusLine())
+			require.Equal(t, int64(4), rep.Indexes[0].Items, "the four employees with a manager")
+			require.Equal(t, tc.partial, rep.Indexes[0].PartialKeyItems)
+			require.Equal(t, tc.sparseItems, rep.Indexes[0].SparseItems)
+		})
+	}
+}

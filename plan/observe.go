@@ -17,9 +17,12 @@ import (
 type idxObs struct {
 	// half: the item has only one of the index's two key attributes.
 	half bool
-	in   bool
-	pk   string // the index's partition-key value
-	size int    // projected size of the item's index entry
+	// sparseOut: the item is left out of an index its entity marks
+	// sparse: true.
+	sparseOut bool
+	in        bool
+	pk        string // the index's partition-key value
+	size      int    // projected size of the item's index entry
 }
 
 type itemObs struct {
@@ -103,6 +106,7 @@ func (o *observer) items(items []mapping.Item, dst []itemObs) []itemObs {
 			for j, s := range o.shapes {
 				ob.idx[j] = s.observe(it)
 				ob.idx[j].half = slices.Contains(it.HalfKeys, s.ix.Name)
+				ob.idx[j].sparseOut = slices.Contains(it.SparseOut, s.ix.Name)
 			}
 		}
 		dst = append(dst, ob)

@@ -160,6 +160,9 @@ type IndexReport struct {
 	// PartialKeyItems is items with only one of the index's two key
 	// attributes: not in the index.
 	PartialKeyItems int64 `json:"partial_key_items"`
+	// SparseItems is items left out of the index on purpose: their
+	// entity's index: entry says sparse: true.
+	SparseItems int64 `json:"sparse_items,omitempty"`
 }
 
 // Stats is what Measure found; Run turns it into a Report.
@@ -324,6 +327,12 @@ func assemble(in Input, opts Options, static []Finding, st *Stats) *Report {
 			}
 		}
 		for _, ep := range p.Entities {
+			if n := ia.sparse[ep.Name]; n > 0 {
+				ir.SparseItems += sc(n)
+				a.fs.add(Note, Data, "data.sparse_index", "entities."+ep.Name+".index."+s.ix.Name, ep.Name,
+					"%s left out of index %s on purpose (sparse: true), e.g. row %s",
+					plural(sc(n), "item"), s.ix.Name, ia.sparseExample[ep.Name])
+			}
 			n := ia.half[ep.Name]
 			if n == 0 {
 				continue

@@ -12,12 +12,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/spf13/viper"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
 	"github.com/dynafold/dynafold/internal/docexamples"
 	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/source"
+	"github.com/dynafold/dynafold/value"
 )
 
 // repoRoot is where README.md and docs/ are, seen from this package.
@@ -171,6 +174,95 @@ func TestDocsMappings(t *testing.T) {
 		}
 	}
 	require.Greater(t, n, 0, "whole mappings found in the docs")
+}
+
+// TestDocsJoinOnEitherWay: docs/mapping.md shows one join written both
+// ways round; compiled against the source it describes, the two mappings
+// pair the same columns and build the same item from the same row.
+func TestDocsJoinOnEitherWay(t *testing.T) {
+	blocks, err := docexamples.Blocks(filepath.Join(repoRoot, "docs", "mapping.md"), "yaml")
+	require.NoError(t, err)
+	schema := &mapping.Schema{Tables: map[source.TableRef]*source.Table{
+		{Name: "orders"}: {Ref: source.TableRef{Name: "orders"}, PrimaryKey: []string{"id"}, Unique: [][]string{{"id"}},
+			Columns: []source.Column{{Name: "id", Kind: value.Int}, {Name: "customer_id", Kind: value.Int}, {Name: "order_date", Kind: value.Date}}},
+		{Name: "customers"}: {Ref: source.TableRef{Name: "customers"}, PrimaryKey: []string{"id"}, Unique: [][]string{{"id"}},
+			Columns: []source.Column{{Name: "id", Kind: value.Int}, {Name: "company", Kind: value.String}}},
+	}}
+	row := map[string]value.Value{"id": value.IntValue(10), "customer_id": value.IntValue(7), "order_date": value.StringValue("2024-01-23"), "customer.company": value.StringValue("Alfreds Futterkiste")}
+	var ons []string
+	var items []map[string]any
+	for _, b := range blocks {
+		if !strings.HasPrefix(b.Text, "version:") || !strings.Contains(b.Text, "customer: {from: customers") {
+			continue
+		}
+		ons = append(ons, regexp.MustCompile(`on: \{[^}]*\}`).FindString(b.Text))
+		cfg, err := mapping.Parse([]byte(b.Text))
+		require.NoError(t, err)
+		p, err := mapping.Compile(cfg, schema, mapping.Options{})
+		require.NoError(t, err, "docs/mapping.md:%d", b.Line)
+		ep := p.Entity("order")
+		var r value.Row
+		for _, c := range ep.ColumnNames() {
+			r = append(r, row[c])
+		}
+		built, err := ep.Build(r, nil)
+		require.NoError(t, err)
+		require.Len(t, built, 1)
+		items = append(items, mapping.PlainJSON(&types.AttributeValueMemberM{Value: built[0].Attrs}).(map[string]any))
+	}
+	require.Equal(t, []string{"on: {id: customer_id}", "on: {customer_id: id}"}, ons, "the Joins section shows the join both ways round")
+	require.Equal(t, "Alfreds Futterkiste", items[0]["Company"])
+	require.Equal(t, items[0], items[1])
+}
+
+// TestDocsIndexKeys: the Index keys example of docs/mapping.md compiles
+// against the source it describes and does what the page says: an order
+// is keyed into Unshipped ("UNSHIPPED") only while shipped_date is NULL,
+// and an order line's table key, read swapped, is its Inverted key.
+func TestDocsIndexKeys(t *testing.T) {
+	blocks, err := docexamples.Blocks(filepath.Join(repoRoot, "docs", "mapping.md"), "yaml")
+	require.NoError(t, err)
+	var text string
+	for _, b := range blocks {
+		if strings.HasPrefix(b.Text, "version:") && strings.Contains(b.Text, "Inverted: {type: global, pk: SK, sk: PK}") {
+			require.Empty(t, text, "one Index keys example")
+			text = b.Text
+		}
+	}
+	require.NotEmpty(t, text)
+	tbl := func(name string, pk []string, cols ...source.Column) *source.Table {
+		return &source.Table{Ref: source.TableRef{Name: name}, PrimaryKey: pk, Unique: [][]string{pk}, Columns: cols}
+	}
+	schema := &mapping.Schema{Tables: map[source.TableRef]*source.Table{
+		{Name: "orders"}: tbl("orders", []string{"order_id"}, source.Column{Name: "order_id", Kind: value.Int},
+			source.Column{Name: "order_date", Kind: value.Date}, source.Column{Name: "shipped_date", Kind: value.Date}),
+		{Name: "order_details"}: tbl("order_details", []string{"order_id", "product_id"}, source.Column{Name: "order_id", Kind: value.Int},
+			source.Column{Name: "product_id", Kind: value.Int}, source.Column{Name: "quantity", Kind: value.Int}, source.Column{Name: "unit_price", Kind: value.Decimal}),
+	}}
+	cfg, err := mapping.Parse([]byte(text))
+	require.NoError(t, err)
+	p, err := mapping.Compile(cfg, schema, mapping.Options{})
+	require.NoError(t, err)
+	build := func(entity string, cols map[string]value.Value) map[string]any {
+		ep := p.Entity(entity)
+		var r value.Row
+		for _, c := range ep.ColumnNames() {
+			v, ok := cols[c]
+			require.True(t, ok, "column %s", c)
+			r = append(r, v)
+		}
+		items, err := ep.Build(r, nil)
+		require.NoError(t, err)
+		require.Len(t, items, 1)
+		return mapping.PlainJSON(&types.AttributeValueMemberM{Value: items[0].Attrs}).(map[string]any)
+	}
+	unshipped := build("order", map[string]value.Value{"order_id": value.IntValue(11008), "order_date": value.StringValue("1998-04-08"), "shipped_date": value.NullValue()})
+	require.Equal(t, "UNSHIPPED", unshipped["UnshippedPK"])
+	shipped := build("order", map[string]value.Value{"order_id": value.IntValue(10248), "order_date": value.StringValue("1996-07-04"), "shipped_date": value.StringValue("1996-07-16")})
+	require.NotContains(t, shipped, "UnshippedPK")
+	line := build("order_line", map[string]value.Value{"order_id": value.IntValue(10248), "product_id": value.IntValue(11), "quantity": value.IntValue(12), "unit_price": value.DecimalValue("14.00")})
+	require.Equal(t, map[string]any{"PK": "ORDER#10248", "SK": "PRODUCT#11"}, map[string]any{"PK": line["PK"], "SK": line["SK"]},
+		"the Inverted index's key is SK, PK: PRODUCT#11 lists the order")
 }
 
 // TestDocsReadmeIsAFrontDoor keeps README.md short and naming the test

@@ -140,3 +140,71 @@ INSERT INTO shops VALUES (1, 'eu', 'a'), (2, 'eu', NULL), (3, NULL, 'b'), (4, NU
 	require.Equal(t, exitUsage, r.Code, r.Output())
 	require.Contains(t, r.Stderr, `target.indexes.ByRegion.half_key: unknown half_key "maybe" (drop or keep)`)
 }
+
+// A self-reference the top of the hierarchy leaves NULL (the top manager
+// reports to no one) keys an index sparsely on purpose: with sparse: true
+// on the entity's index: entry, plan states the count of items left out as
+// a note and ends with "no errors", not "review the warnings"; migrate
+// writes the same items either way. Both engines.
+func TestSparseSelfReference(t *testing.T) {
+	t.Parallel()
+	const body = `
+version: 1
+source: {driver: postgres}
+target:
+  table: shop
+  key: {pk: PK, sk: SK}
+  indexes:
+    GSI1: {type: global, pk: GSI1PK, sk: GSI1SK}
+entities:
+  employee:
+    from: employees
+    join:
+      manager: {from: employees, on: {employee_id: reports_to}}
+    key: {pk: "EMPLOYEE#${employee_id}", sk: "EMPLOYEE#${employee_id}"}
+    index:
+      GSI1: {pk: "EMPLOYEE#${reports_to}", sk: "EMPLOYEE#${employee_id}"SPARSE}
+    attributes: {LastName: last_name, Manager: manager.last_name}
+`
+	for _, d := range testenv.Drivers() {
+		t.Run(d.Name, func(t *testing.T) {
+			t.Parallel()
+			dsn := d.NewDB(t)
+			testenv.ExecSQL(t, d.Name, dsn, `
+CREATE TABLE employees (employee_id integer PRIMARY KEY, last_name varchar(20) NOT NULL, reports_to integer REFERENCES employees (employee_id));
+INSERT INTO employees VALUES (2, 'Fuller', NULL), (1, 'Davolio', 2), (3, 'Leverling', 2), (5, 'Buchanan', 2), (6, 'Suyama', 5);`)
+			var scans [][]string
+			for _, tc := range []struct{ sparse, finding, status string }{
+				{"", `warning data.partial_index_key entities.employee.index.GSI1: 1 items have only half of index GSI1's key`, "no errors; review the warnings"},
+				{", sparse: true", `note data.sparse_index entities.employee.index.GSI1: 1 item left out of index GSI1 on purpose (sparse: true), e.g. row employee_id=2`, "no errors ("},
+			} {
+				cfg := writeMapping(t, strings.Replace(body, "SPARSE", tc.sparse, 1))
+				r := clitest.Run(t, "", nil, "plan", "--config", cfg, "--source-dsn", dsn, "--no-target")
+				require.Equal(t, 0, r.Code, r.Output())
+				require.Contains(t, r.Stdout, tc.status, r.Stdout)
+				r, rep := runPlan(t, "--config", cfg, "--source-dsn", dsn, "--no-target")
+				require.Equal(t, 0, r.Code, r.Output())
+				var data []string
+				for _, f := range rep.Findings {
+					if f.Origin == "data" {
+						data = append(data, f.String())
+					}
+				}
+				require.Len(t, data, 1, "%q", data)
+				require.Contains(t, data[0], tc.finding)
+
+				client := testenv.DynamoClient(t)
+				table := testenv.NewTableName(t)
+				testenv.DeleteTableOnCleanup(t, client, table)
+				flags := []string{"--config", cfg, "--source-dsn", dsn, "--endpoint", testenv.DynamoEndpoint(t), "--table", table}
+				r = clitest.Run(t, "", nil, append([]string{"table", "create"}, flags...)...)
+				require.Equal(t, 0, r.Code, r.Output())
+				r = clitest.Run(t, "", nil, append([]string{"migrate", "--progress", "none"}, flags...)...)
+				require.Equal(t, 0, r.Code, r.Output())
+				scans = append(scans, testenv.ScanItems(t, client, table))
+			}
+			require.Equal(t, scans[0], scans[1], "sparse: true changes what plan says, not the items")
+			require.Contains(t, scans[1], `{"LastName":"Fuller","PK":"EMPLOYEE#2","SK":"EMPLOYEE#2"}`, "the top manager: no manager, in no GSI1 partition, no half key")
+		})
+	}
+}

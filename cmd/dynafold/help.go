@@ -43,7 +43,8 @@ var examples = map[string]string{
 	"dynafold design cdk":       `  dynafold design cdk --config configs/portfolios.yaml --no-source --out lib/portfolios-table.ts`,
 	"dynafold design terraform": `  dynafold design terraform --config configs/portfolios.yaml --no-source --out dynamodb.tf`,
 	"dynafold design html": `  dynafold design html --config configs/portfolios.yaml --out portfolios.html
-  dynafold design html --config configs/chinook.yaml --measure-sample 0.1 --out chinook.html`,
+  dynafold design html --config configs/chinook.yaml --measure-sample 0.1 --out chinook.html
+  dynafold design html --config configs/chinook.yaml --sample-keys CUSTOMER#1,GSI1PK=EMPLOYEE#3 --out chinook.html`,
 	"dynafold version": `  dynafold version
   dynafold --version`,
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -62,13 +63,14 @@ entities:
 	}
 }
 
-// A join's on: written {child_column: parent_column} gets an error that
-// shows the expected form with the user's own columns.
-func TestJoinOnWrongWayRound(t *testing.T) {
+// A join's on: may be written either way round: {server_id: id} (the
+// entity's column first) migrates exactly the items the canonical
+// {id: server_id} (the joined table's column first) does.
+func TestJoinOnEitherDirectionMigratesTheSameItems(t *testing.T) {
 	t.Parallel()
 	d := testenv.Drivers()[0]
 	tg := newTarget(t, d, "configs/portfolios.yaml", "testdata/portfolios/"+d.Name+".sql")
-	cfg := writeMapping(t, `
+	const body = `
 version: 1
 source: {driver: postgres}
 target: {table: portfolios, key: {pk: PK, sk: SK}}
@@ -76,12 +78,24 @@ entities:
   database:
     from: databases
     join:
-      server: {from: servers, on: {server_id: id}}
+      server: {from: servers, on: ON}
     key: {pk: "${server.portfolio_id}", sk: "DATABASE#${id}"}
-`)
-	r := clitest.Run(t, "", nil, "migrate", "--config", cfg, "--source-dsn", tg.dsn, "--endpoint", testenv.DynamoEndpoint(t), "--table", tg.table)
-	require.Equal(t, exitUsage, r.Code, r.Output())
-	require.Contains(t, r.Stderr, `entities.database.join.server.on: written the wrong way round: on: pairs {parent_column: child_column}, the joined table's column first; "server_id" is a column of databases (this entity's table) and "id" of servers (the joined table), so write on: {id: server_id}`)
+    attributes: {ServerID: server_id, Portfolio: server.portfolio_id}
+`
+	var scans [][]string
+	for _, on := range []string{"{id: server_id}", "{server_id: id}"} {
+		cfg := writeMapping(t, strings.Replace(body, "ON", on, 1))
+		table := testenv.NewTableName(t)
+		testenv.DeleteTableOnCleanup(t, tg.client, table)
+		flags := []string{"--config", cfg, "--source-dsn", tg.dsn, "--endpoint", testenv.DynamoEndpoint(t), "--table", table}
+		r := clitest.Run(t, "", nil, append([]string{"table", "create"}, flags...)...)
+		require.Equal(t, 0, r.Code, r.Output())
+		r = clitest.Run(t, "", nil, append([]string{"migrate", "--progress", "none"}, flags...)...)
+		require.Equal(t, 0, r.Code, "on: %s\n%s", on, r.Output())
+		scans = append(scans, testenv.ScanItems(t, tg.client, table))
+	}
+	require.Len(t, scans[0], 4, "every database, with its server's portfolio")
+	require.Equal(t, scans[0], scans[1])
 }
 
 // The hint for a missing table repeats the --table and --endpoint the user
