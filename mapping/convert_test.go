@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynafold/dynafold/internal/golden"
 	"github.com/dynafold/dynafold/value"
 )
 
@@ -120,7 +121,7 @@ func TestConvertGolden(t *testing.T) {
 			fmt.Fprintf(&sb, "%-28s %-4s => %s\n", c.name, typ, avJSON(av))
 		}
 	}
-	golden(t, "convert.golden", sb.String())
+	golden.Check(t, "convert.golden", sb.String())
 }
 
 func TestItemSize(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynafold/dynafold/internal/golden"
 	"github.com/dynafold/dynafold/value"
 )
 
@@ -92,7 +93,7 @@ func TestTemplateRenderGolden(t *testing.T) {
 			fmt.Fprintf(&sb, "%-34q => %q\n", src, s)
 		}
 	}
-	golden(t, "templates.golden", sb.String())
+	golden.Check(t, "templates.golden", sb.String())
 }
 
 func TestTemplateParseErrors(t *testing.T) {

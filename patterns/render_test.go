@@ -3,10 +3,7 @@ package patterns
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -14,23 +11,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dynafold/dynafold/internal/golden"
 	"github.com/dynafold/dynafold/mapping"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "missing golden file; run go test ./patterns -update")
-	require.Equal(t, string(want), got, "golden file %s differs; if the change is intended run go test ./patterns -update", path)
-}
 
 // fakeTable answers a Query with the items of its partition key value,
 // one page, whatever the sort-key condition: enough to exercise the
@@ -118,8 +101,8 @@ func TestCountChecksRender(t *testing.T) {
 	var text, md bytes.Buffer
 	rep.WriteText(&text, false)
 	rep.WriteMarkdown(&md)
-	golden(t, "counts.txt", text.String())
-	golden(t, "counts.md", md.String())
+	golden.Check(t, "counts.txt", text.String())
+	golden.Check(t, "counts.md", md.String())
 }
 
 // Count expectations that cannot all hold, or a negative count, are

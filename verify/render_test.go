@@ -2,29 +2,13 @@ package verify
 
 import (
 	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/require"
+
+	"github.com/dynafold/dynafold/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "missing golden file; run go test ./verify -update")
-	require.Equal(t, string(want), got, "golden file %s differs; if the change is intended run go test ./verify -update", path)
-}
 
 func sp(v string) *string { return &v }
 
@@ -158,10 +142,10 @@ func TestRenderGolden(t *testing.T) {
 			require.NoError(t, r.WriteText(&colour, true))
 			require.NoError(t, r.WriteMarkdown(&md))
 			require.NoError(t, r.WriteJSON(&js))
-			golden(t, name+".txt", text.String())
-			golden(t, name+".color.txt", colour.String())
-			golden(t, name+".md", md.String())
-			golden(t, name+".json", js.String())
+			golden.Check(t, name+".txt", text.String())
+			golden.Check(t, name+".color.txt", colour.String())
+			golden.Check(t, name+".md", md.String())
+			golden.Check(t, name+".json", js.String())
 		})
 	}
 }
