@@ -49,15 +49,38 @@ type Item struct {
 	// holds only the key attributes (live sync removes items a row no
 	// longer produces).
 	Delete bool
-	// HalfKeys names the global indexes the item has only half the key of
-	// (one key template was NULL or empty): it is not in them, and the half
-	// it had was left off unless the table's key or another index needs it.
-	// plan reports them. An index marked sparse: true is never listed
-	// here, but in SparseOut.
-	HalfKeys []string
-	// SparseOut names the indexes marked sparse: true (the entity's
-	// index: entry) that the item is not in: left out on purpose.
-	SparseOut []string
+	// OutOf names the global indexes the item is not in although its
+	// entity's index: entry names them, for plan to report: those it has
+	// only half the key of (one key template was NULL or empty; the half
+	// it had was left off unless the table's key or another index needs
+	// it), and those marked sparse: true that a NULL left it out of, on
+	// purpose. One slice for both keeps Item as small as it was: every
+	// item of a run is one, and nearly all have none.
+	OutOf []IndexOut
+}
+
+// IndexOut is a global index an item is not in.
+type IndexOut struct {
+	Index string
+	// Sparse: the index is marked sparse: true, and the item is left out
+	// on purpose; otherwise the item had half its key.
+	Sparse bool
+}
+
+// HalfKeys names the indexes the item has only half the key of.
+func (it *Item) HalfKeys() []string { return it.outOf(false) }
+
+// SparseOut names the indexes marked sparse: true the item is left out of.
+func (it *Item) SparseOut() []string { return it.outOf(true) }
+
+func (it *Item) outOf(sparse bool) []string {
+	var names []string
+	for _, o := range it.OutOf {
+		if o.Sparse == sparse {
+			names = append(names, o.Index)
+		}
+	}
+	return names
 }
 
 // Attributes returns the item's attributes: Attrs, or Body decoded (a new
@@ -204,11 +227,11 @@ func (it *ItemPlan) build(e *EntityPlan, row value.Row, a *Arena, lim limits) (I
 			attrs = append(attrs, namedValue{e.ttlAttr, e.names.ttl, av})
 		}
 	}
-	var halves, sparseOut []string
+	var outOf []IndexOut
 	for _, sp := range it.sparse {
 		for _, k := range sp.keys {
 			if !attrs.has(k) {
-				sparseOut = append(sparseOut, sp.index)
+				outOf = append(outOf, IndexOut{Index: sp.index, Sparse: true})
 				break
 			}
 		}
@@ -219,7 +242,7 @@ func (it *ItemPlan) build(e *EntityPlan, row value.Row, a *Arena, lim limits) (I
 			continue
 		}
 		if !h.sparse {
-			halves = append(halves, h.index)
+			outOf = append(outOf, IndexOut{Index: h.index})
 		}
 		if hasPK && h.dropPK {
 			attrs = attrs.without(h.pk)
@@ -235,7 +258,7 @@ func (it *ItemPlan) build(e *EntityPlan, row value.Row, a *Arena, lim limits) (I
 		name, n := attrs.largest()
 		return Item{}, e.rowError(row, "", fmt.Errorf("item is %d bytes (largest attribute %s, %d bytes); DynamoDB items are at most %d bytes (400 KB, names included)", size, name, n, MaxItemBytes))
 	}
-	item := Item{Key: key, PKLen: pkLen, Size: size, Entity: e, Type: it.Type, HalfKeys: halves, SparseOut: sparseOut}
+	item := Item{Key: key, PKLen: pkLen, Size: size, Entity: e, Type: it.Type, OutOf: outOf}
 	if encode {
 		item.Body = a.encodeSet(attrs)
 	} else {

@@ -3,6 +3,7 @@ package mapping
 import (
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -11,8 +12,8 @@ import (
 )
 
 // sparse: true on an entity's index: entry changes what plan is told, not
-// the item: an item a NULL leaves out of the index is listed in SparseOut
-// (never in HalfKeys), whatever the shape of the index's key, and its half
+// the item: an item a NULL leaves out of the index is listed as SparseOut
+// (never as HalfKeys), whatever the shape of the index's key, and its half
 // key is left off as without it.
 func TestSparseIndexEntry(t *testing.T) {
 	schema := &Schema{Tables: map[source.TableRef]*source.Table{{Name: "employees"}: {
@@ -52,15 +53,15 @@ entities:
 			ep := p.Entity("employee")
 			items, err := ep.Build(top, nil)
 			require.NoError(t, err)
-			require.Equal(t, tc.half, items[0].HalfKeys)
-			require.ElementsMatch(t, tc.sparse, items[0].SparseOut)
+			require.Equal(t, tc.half, items[0].HalfKeys())
+			require.ElementsMatch(t, tc.sparse, items[0].SparseOut())
 			require.NotContains(t, items[0].Attrs, "ReportsSK", "the half key is left off either way")
 			require.NotContains(t, items[0].Attrs, "ManagerPK")
 
 			items, err = ep.Build(report, nil)
 			require.NoError(t, err)
-			require.Empty(t, items[0].HalfKeys)
-			require.Empty(t, items[0].SparseOut, "an employee with a manager is in both indexes")
+			require.Empty(t, items[0].HalfKeys())
+			require.Empty(t, items[0].SparseOut(), "an employee with a manager is in both indexes")
 			require.Contains(t, items[0].Attrs, "ReportsSK")
 		})
 	}
@@ -87,4 +88,11 @@ entities:
 	plain, sparse := fp(strings.Replace(m, "X", "", 1)), fp(strings.Replace(m, "X", ", sparse: true", 1))
 	require.Equal(t, plain, fp(strings.Replace(m, "X", ", sparse: false", 1)))
 	require.NotEqual(t, plain, sparse)
+}
+
+// TestItemStaysSmall: every item of a run is an Item, built by the
+// hundred thousand a second; what plan alone reads goes in one slice
+// (OutOf), not a field each.
+func TestItemStaysSmall(t *testing.T) {
+	require.LessOrEqual(t, unsafe.Sizeof(Item{}), uintptr(160))
 }

@@ -105,8 +105,10 @@ func (o *observer) items(items []mapping.Item, dst []itemObs) []itemObs {
 			ob.idx = make([]idxObs, len(o.shapes))
 			for j, s := range o.shapes {
 				ob.idx[j] = s.observe(it)
-				ob.idx[j].half = slices.Contains(it.HalfKeys, s.ix.Name)
-				ob.idx[j].sparseOut = slices.Contains(it.SparseOut, s.ix.Name)
+				if k := slices.IndexFunc(it.OutOf, func(o mapping.IndexOut) bool { return o.Index == s.ix.Name }); k >= 0 {
+					ob.idx[j].half = !it.OutOf[k].Sparse
+					ob.idx[j].sparseOut = it.OutOf[k].Sparse
+				}
 			}
 		}
 		dst = append(dst, ob)
