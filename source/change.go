@@ -122,15 +122,6 @@ func (t *Txn) Piece() *Txn {
 // be delivered even when it holds no change, to carry End.
 func (t *Txn) Pieced() bool { return t != nil && t.pieces > 0 }
 
-// SchemaChange reports DDL on a streamed table that affects a column the
-// mapping uses.
-type SchemaChange struct {
-	Table  TableRef
-	Column string
-	// What says what happened: "dropped", "type changed from int4 to text".
-	What string
-}
-
 // TableNeed is what live sync needs from one table's change log.
 type TableNeed struct {
 	Table *Table
