@@ -74,6 +74,8 @@ type round struct {
 	// of thousands of rows keeps a tenth of the memory its keys' text
 	// would take (and a collision, at 2^-128 a pair, is never expected).
 	owners map[hash128]hash128
+	// truncated are the tables the round's transactions emptied.
+	truncated []source.TableRef
 }
 
 // apply re-derives every row the round's changes touch and writes the
@@ -110,7 +112,12 @@ func (r *round) touched() (affected, map[*dep][][]value.Value, error) {
 		for _, ch := range t.Changes {
 			r.counts.Changes++
 			if ch.Op == source.Truncate {
-				return nil, nil, &TruncateError{Table: ch.Table}
+				// The rows left without row events: the table's readers
+				// are derived again once the round is applied.
+				if !slices.Contains(r.truncated, ch.Table) {
+					r.truncated = append(r.truncated, ch.Table)
+				}
+				continue
 			}
 			for _, d := range r.e.graph.byTable[ch.Table] {
 				for _, img := range []map[string]value.Value{ch.Old, ch.New} {

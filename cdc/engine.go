@@ -89,6 +89,11 @@ type Options struct {
 	// default) returns a SourceResetError, ResetResnapshot loads the table
 	// again from a new slot or position and prunes what no row produces.
 	OnSourceReset string
+	// OnSchemaChange is what a schema change that changed a mapped
+	// table's values without row events leads to: SchemaRederive (the
+	// default) derives the entities that read it again and goes on;
+	// SchemaStop stops sync (exit 2) instead.
+	OnSchemaChange string
 	// HeartbeatEvery is how often a Heartbeater change source writes its
 	// heartbeat (default 30s); it writes only when given a table.
 	HeartbeatEvery time.Duration
@@ -117,21 +122,6 @@ const (
 	ResetResnapshot = "resnapshot"
 )
 
-// ErrSchemaChanged stops sync when DDL changed a mapped column.
-type SchemaError struct{ Change source.SchemaChange }
-
-func (e *SchemaError) Error() string {
-	return fmt.Sprintf("table %s column %s was %s; sync stopped with its state kept: update the mapping (and the table: dynafold sync cleanup, then sync again) or undo the change, then rerun",
-		e.Change.Table, e.Change.Column, e.Change.What)
-}
-
-// TruncateError stops sync on TRUNCATE of a mapped table.
-type TruncateError struct{ Table source.TableRef }
-
-func (e *TruncateError) Error() string {
-	return fmt.Sprintf("table %s was truncated; sync stopped with its state kept. Live sync does not apply TRUNCATE: run dynafold sync cleanup and sync again for a full reload", e.Table)
-}
-
 // RowFailure is a row that cannot become items under on_error: fail.
 type RowFailure struct{ Err *mapping.RowError }
 
@@ -157,6 +147,9 @@ type Summary struct {
 	Index     string            `json:"row_index"`
 	// IndexCache is how the row-index lookups of this run were answered.
 	IndexCache *IndexCacheStats `json:"row_index_cache,omitempty"`
+	// SchemaChanges are the schema changes of mapped tables this run met,
+	// and what it did about each.
+	SchemaChanges []SchemaFinding `json:"schema_changes,omitempty"`
 }
 
 // IndexCacheStats counts the row-index lookups the in-memory cache
@@ -195,6 +188,8 @@ type engine struct {
 	stateName atomic.Value
 	// warned is set once the retained-WAL warning was logged.
 	warned bool
+	// findings are the schema changes met this run (schema_apply.go).
+	findings []SchemaFinding
 }
 
 // Check returns the prerequisites the source lacks for syncing plan.
@@ -334,6 +329,9 @@ func (opts Options) withDefaults() Options {
 	if opts.OnSourceReset == "" {
 		opts.OnSourceReset = ResetStop
 	}
+	if opts.OnSchemaChange == "" {
+		opts.OnSchemaChange = SchemaRederive
+	}
 	return opts
 }
 
@@ -405,6 +403,12 @@ func (e *engine) attempt(ctx context.Context, target source.Position, sum *Summa
 		st.Start = start.From
 		st.Confirmed = start.From
 		e.live.confirmed.Store(&start.From)
+		// The load reads the tables as they are now: their shapes are
+		// what later schema changes are judged against.
+		st.Shapes = nil
+	}
+	if err := e.recordShapes(ctx); err != nil {
+		return err
 	}
 	st.Server = server
 	if err := e.save(); err != nil {
@@ -431,6 +435,7 @@ func (e *engine) finish(sum *Summary, started time.Time) {
 	sum.Confirmed = e.state.Confirmed
 	sum.Writes = e.writer.Stats()
 	sum.Seconds = time.Since(started).Seconds()
+	sum.SchemaChanges = e.findings
 	if c, ok := e.store.(*statestore.Cached); ok {
 		hits, misses := c.Stats()
 		sum.IndexCache = &IndexCacheStats{Hits: hits, Misses: misses, Warmed: c.Warmed()}

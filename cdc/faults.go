@@ -52,12 +52,11 @@ func (s faultSide) String() string {
 // transient.
 func (e *engine) side(err error) faultSide {
 	var schema *SchemaError
-	var trunc *TruncateError
 	var row *RowFailure
 	var reset *SourceResetError
 	switch {
 	case err == nil, errors.Is(err, context.Canceled), errors.Is(err, pipeline.ErrInterrupted),
-		errors.As(err, &schema), errors.As(err, &trunc), errors.As(err, &row), errors.As(err, &reset):
+		errors.As(err, &schema), errors.As(err, &row), errors.As(err, &reset):
 		return notTransient
 	}
 	var unreachable *sink.UnreachableError

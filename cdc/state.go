@@ -42,10 +42,13 @@ type State struct {
 	// Running is set while a sync runs and cleared when it stops cleanly:
 	// found set at start, the last sync died with writes possibly in
 	// flight (see Options.Fence).
-	Running *Running  `json:"running,omitempty"`
-	Created time.Time `json:"created"`
-	Updated time.Time `json:"updated"`
-	Totals  Counters  `json:"totals"`
+	Running *Running `json:"running,omitempty"`
+	// Shapes are the mapped tables' definitions as sync last judged them
+	// (cdc/schema.go), by table: what a schema change is compared with.
+	Shapes  map[string]*source.TableShape `json:"shapes,omitempty"`
+	Created time.Time                     `json:"created"`
+	Updated time.Time                     `json:"updated"`
+	Totals  Counters                      `json:"totals"`
 }
 
 // Running identifies the sync that holds the state.
@@ -65,6 +68,10 @@ type Counters struct {
 	Rounds        int64 `json:"rounds"`
 	LoadedItems   int64 `json:"loaded_items,omitempty"`
 	ChangesFanned int64 `json:"changes_fanned_out"`
+	// SchemaChanges counts the schema changes of mapped tables sync met;
+	// Rederives the re-derives they caused.
+	SchemaChanges int64 `json:"schema_changes"`
+	Rederives     int64 `json:"rederives"`
 }
 
 func (c *Counters) add(o Counters) {
@@ -77,6 +84,8 @@ func (c *Counters) add(o Counters) {
 	c.Rounds += o.Rounds
 	c.LoadedItems += o.LoadedItems
 	c.ChangesFanned += o.ChangesFanned
+	c.SchemaChanges += o.SchemaChanges
+	c.Rederives += o.Rederives
 }
 
 // loadState reads the state the store holds; nil when there is none.

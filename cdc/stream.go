@@ -52,6 +52,9 @@ type streamLoop struct {
 	// heartbeat and retention are when the heartbeat was last written and
 	// the retained log last read.
 	heartbeat, retention time.Time
+	// shapesChecked is when the catalog was last compared with the
+	// recorded shapes (SilentDDL).
+	shapesChecked time.Time
 }
 
 // stream applies the change log from the confirmed position until stopped,
@@ -72,7 +75,12 @@ func (e *engine) stream(ctx context.Context, target source.Position, sum *Summar
 	if e.fault != nil && e.fault.side == sourceFault {
 		e.recovered(metrics.StateStreaming)
 	}
-	l := &streamLoop{e: e, st: st, events: st.Events(), target: target, rate: newRateMeter(), heartbeat: time.Now()}
+	// Changes made while sync was stopped, to a table no row change
+	// touched since, are judged before anything else.
+	if err := e.checkShapes(ctx); err != nil {
+		return err
+	}
+	l := &streamLoop{e: e, st: st, events: st.Events(), target: target, rate: newRateMeter(), heartbeat: time.Now(), shapesChecked: time.Now()}
 	return l.run(ctx, sum)
 }
 
@@ -107,6 +115,12 @@ func (l *streamLoop) run(ctx context.Context, sum *Summary) error {
 	for {
 		e.health.Beat()
 		if l.caughtUp() {
+			// DDL that no row change followed is in no message of a
+			// silent-DDL log: the catalog is compared before sync says
+			// it is caught up.
+			if err := e.checkShapes(ctx); err != nil {
+				return err
+			}
 			sum.CaughtUp = true
 			e.report(l)
 			return l.settle(batch{}, true)
@@ -127,6 +141,12 @@ func (l *streamLoop) run(ctx context.Context, sum *Summary) error {
 		case <-e.beat.C:
 			l.tick(ctx)
 			e.report(l)
+			if time.Since(l.shapesChecked) >= shapeCheckEvery {
+				l.shapesChecked = time.Now()
+				if err := e.checkShapes(ctx); err != nil {
+					return err
+				}
+			}
 		case ev, ok := <-l.events:
 			if !ok {
 				return l.ended(ctx)
@@ -197,10 +217,12 @@ func (l *streamLoop) round(ctx context.Context, b batch) error {
 		return err
 	}
 	if b.schema != nil {
+		// What came before the change is confirmed; nothing after it is
+		// until it is judged and acted on.
 		if err := l.settle(b, true); err != nil {
 			return err
 		}
-		return &SchemaError{Change: *b.schema}
+		return l.e.schemaChanged(ctx, []schemaEvent{{ref: b.schema.Table, ddl: b.schema.DDL}})
 	}
 	if len(b.txns) > 0 && len(l.events) > 0 {
 		// A backlog waits in the stream: its oldest transaction
@@ -299,6 +321,15 @@ func (l *streamLoop) applyRound(ctx context.Context, txns []*source.Txn) error {
 		e.writer.Rearm()
 	}
 	r.counts.Rounds = 1
+	if len(r.truncated) > 0 {
+		evs := make([]schemaEvent, len(r.truncated))
+		for i, ref := range r.truncated {
+			evs[i] = schemaEvent{ref: ref, truncated: true}
+		}
+		if err := e.schemaChanged(ctx, evs); err != nil {
+			return err
+		}
+	}
 	through := lastEnd(txns)
 	e.log.Debug("round applied", "transactions", r.counts.Transactions, "changes", r.counts.Changes, "rows", r.counts.RowsDerived,
 		"written", r.counts.ItemsWritten, "deleted", r.counts.ItemsDeleted, "through", through, "piece", txns[len(txns)-1].Partial,

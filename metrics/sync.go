@@ -60,6 +60,7 @@ type Sync struct {
 	lastEvent prometheus.Gauge
 	retained  prometheus.Gauge
 	retries   *retries
+	schema    *prometheus.CounterVec
 }
 
 // NewSync registers sync's series for table on reg.
@@ -82,8 +83,13 @@ func NewSync(reg prometheus.Registerer, table string, src SyncSources) *Sync {
 		lastEvent: gauge("dynafold_sync_last_event_timestamp_seconds", "Unix time of the last event the change stream delivered (a transaction or an idle keepalive)."),
 		retained:  gauge("dynafold_sync_retained_wal_bytes", "PostgreSQL: WAL the replication slot keeps on the server (current WAL position minus the slot's restart_lsn)."),
 		retries:   &retries{requests: src.RequestRetries, table: table},
+		schema: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dynafold_sync_schema_changes_total", ConstLabels: labels,
+			Help: "Schema changes of mapped tables sync met, by what it did: continue (values kept), rederive (the entities that read the table were read again), stop."}, []string{"action"}),
 	}
-	reg.MustRegister(s.state, s.connected, s.changes, s.txns, s.written, s.deleted, s.lastEvent, s.retained, s.retries,
+	for _, a := range []string{"continue", "rederive", "stop"} {
+		s.schema.WithLabelValues(a)
+	}
+	reg.MustRegister(s.state, s.connected, s.changes, s.txns, s.written, s.deleted, s.lastEvent, s.retained, s.retries, s.schema,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "dynafold_sync_lag_seconds", ConstLabels: labels,
 			Help: "Now minus the commit time of the oldest change not yet applied; 0 when caught up. It grows while sync is stalled."}, src.Lag),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "dynafold_sync_behind_bytes", ConstLabels: labels,
@@ -150,6 +156,13 @@ func (s *Sync) Event(t time.Time) {
 func (s *Sync) RetainedWAL(bytes int64) {
 	if s != nil {
 		s.retained.Set(float64(bytes))
+	}
+}
+
+// SchemaChange counts one schema change and what sync did about it.
+func (s *Sync) SchemaChange(action string) {
+	if s != nil {
+		s.schema.WithLabelValues(action).Inc()
 	}
 }
 

@@ -262,13 +262,16 @@ func idle(f *fixture) {
 	require.Empty(f.t, r.drain())
 }
 
-// DDL that adds a column is no schema event, and rows after it decode; a
-// mapped column retyped or dropped is one, naming the table and column,
-// delivered before any transaction committed after the DDL.
+// DDL that adds a column leaves later rows decodable (a source may report
+// it as a schema event: MySQL's log holds the statement); a mapped column
+// retyped or dropped is a schema event naming the table, delivered before
+// any transaction committed after the DDL. Judging it is sync's
+// (cdc/schema.go), from the statement where the event carries one and
+// the source's Shapes.
 func schemaEvents(f *fixture) {
 	_, r := f.start()
 	f.exec("ALTER TABLE items ADD COLUMN extra int", "INSERT INTO items (id, name, qty, extra) VALUES (1, 'one', 1, 7)")
-	ch := f.only(r.txn())
+	ch := f.only(r.txnAfterSchema())
 	for col, v := range image(1, "one", 1) {
 		require.Equal(f.t, v, ch.New[col], "column %s after a column was added", col)
 	}
@@ -277,15 +280,16 @@ func schemaEvents(f *fixture) {
 	ev := r.event()
 	require.NotNil(f.t, ev.Schema, "a schema event for the retyped column, not %+v", ev)
 	require.Equal(f.t, items, ev.Schema.Table)
-	require.Equal(f.t, "qty", ev.Schema.Column)
-	require.True(f.t, strings.HasPrefix(ev.Schema.What, "type changed from "), ev.Schema.What)
-	require.Equal(f.t, int64(2), f.only(r.txn()).New["id"].I)
+	require.Equal(f.t, int64(2), f.only(r.txnAfterSchema()).New["id"].I)
 
 	f.exec("ALTER TABLE items DROP COLUMN name", "INSERT INTO items (id, qty) VALUES (3, 3)")
 	ev = r.event()
 	require.NotNil(f.t, ev.Schema, "a schema event for the dropped column, not %+v", ev)
-	require.Equal(f.t, source.SchemaChange{Table: items, Column: "name", What: "dropped or renamed"}, *ev.Schema)
-	require.Equal(f.t, int64(3), f.only(r.txn()).New["id"].I)
+	require.Equal(f.t, items, ev.Schema.Table)
+	if ev.Schema.DDL != nil {
+		require.Equal(f.t, []string{"name"}, ev.Schema.DDL.Dropped, "the statement's clauses, where the log carries it")
+	}
+	require.Equal(f.t, int64(3), f.only(r.txnAfterSchema()).New["id"].I)
 }
 
 // TRUNCATE is a transaction of one truncate change, which carries no rows.
@@ -293,7 +297,9 @@ func truncate(f *fixture) {
 	_, r := f.start()
 	f.exec("INSERT INTO items VALUES (1, 'one', 1)", "TRUNCATE TABLE items")
 	f.only(r.txn())
-	require.Equal(f.t, source.Change{Table: items, Op: source.Truncate}, f.only(r.txn()))
+	// PostgreSQL may show the table's columns again first (a schema
+	// event), as the truncation gave it new storage.
+	require.Equal(f.t, source.Change{Table: items, Op: source.Truncate}, f.only(r.txnAfterSchema()))
 }
 
 // A transaction of more than source.PieceChanges changes arrives in

@@ -81,6 +81,16 @@ func (r *reader) txn() *source.Txn {
 	return ev.Txn
 }
 
+// txnAfterSchema returns the next transaction, past any schema events.
+func (r *reader) txnAfterSchema() *source.Txn {
+	r.f.t.Helper()
+	for {
+		if ev := r.event(); ev.Schema == nil {
+			return ev.Txn
+		}
+	}
+}
+
 // drain returns every transaction committed before now that is not
 // delivered yet: those that arrive before an idle position at or past the
 // log's head.

@@ -86,6 +86,7 @@ saved; run again to resume).`,
 	f.Uint32("server-id", 0, "MySQL/MariaDB: the replica server_id the binlog is read as (default 2^31 + a hash of the table name, 2147483648-4294967294)")
 	f.Duration("give-up-after", 0, "end with exit 4 (resumable) when one fault of the source or DynamoDB lasts longer than this (default: wait as long as it takes)")
 	f.String("on-source-reset", cdc.ResetStop, "when the slot is gone or invalidated, the binlog purged or the server another one: stop (exit 2, naming the fix) or resnapshot (load again from a new slot or position and delete what no row produces)")
+	f.String("on-schema-change", cdc.SchemaRederive, "when DDL changed a mapped table's values without row events (a column dropped and added with a default, a type change, a rewrite, TRUNCATE): rederive (read the entities that use the table again, then go on) or stop (exit 2); changes that keep every value go on, and those the mapping cannot follow stop, either way")
 	f.String("heartbeat-table", "", "SCHEMA.TABLE (MySQL: DATABASE.TABLE) to upsert one row into every --heartbeat-every, created if missing: for managed servers where keepalives alone do not move an idle slot")
 	f.Duration("heartbeat-every", 30*time.Second, "how often the heartbeat row is written (with --heartbeat-table)")
 	f.Int("index-cache", statestore.DefaultCacheRows, "with --state dynamodb://: rows whose row-index entries are kept in memory (some 90 bytes each); the index is read into it when sync takes the state, and when it fits, no row is looked up in the state table after; 0 keeps none")
@@ -288,6 +289,7 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 		Force: a.v.GetBool("force"), Stop: a.stop, Grace: a.v.GetDuration("grace"),
 		Status: status, RejectFile: rejectPath, Logger: a.log, Fence: a.v.GetDuration("fence"),
 		GiveUpAfter: a.v.GetDuration("give-up-after"), OnSourceReset: a.v.GetString("on-source-reset"),
+		OnSchemaChange: a.v.GetString("on-schema-change"),
 		HeartbeatEvery: a.v.GetDuration("heartbeat-every"), WarnRetainedWAL: svc.warnRetained,
 		Metrics: series, Health: obs.health, Live: live, Lease: leased,
 		IndexCache: indexCache,
@@ -309,19 +311,20 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 	return syncExit(runErr)
 }
 
-// syncExit maps sync's stops to exit codes: DDL, TRUNCATE and a failing
-// row are failures (1) with the state kept; a reset source under
-// --on-source-reset=stop is a missing prerequisite (2), as a changed
-// mapping is.
+// syncExit maps sync's stops to exit codes: a schema change the mapping
+// no longer fits, and a reset source under --on-source-reset=stop, are
+// the operator's to fix (2), as a changed mapping is; a failing row is a
+// failure (1). The state is kept.
 func syncExit(err error) error {
 	var se *cdc.SchemaError
-	var te *cdc.TruncateError
 	var reset *cdc.SourceResetError
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &se), errors.As(err, &te):
-		return &exitError{code: exitFailure, err: err}
+	case errors.As(err, &se):
+		// The mapping no longer fits the source: the fix is the
+		// operator's, as for a mapping that fails to load.
+		return usageError(err)
 	case errors.As(err, &reset):
 		return usageError(err)
 	}
@@ -341,6 +344,11 @@ func (a *app) checkSyncServiceFlags() (syncService, error) {
 	case cdc.ResetStop, cdc.ResetResnapshot:
 	default:
 		return s, fmt.Errorf("--on-source-reset must be stop or resnapshot, not %q", r)
+	}
+	switch r := a.v.GetString("on-schema-change"); r {
+	case cdc.SchemaRederive, cdc.SchemaStop:
+	default:
+		return s, fmt.Errorf("--on-schema-change must be rederive or stop, not %q", r)
 	}
 	if d := a.v.GetDuration("give-up-after"); d < 0 {
 		return s, fmt.Errorf("--give-up-after must not be negative, not %s", d)

@@ -89,11 +89,11 @@ func (d *binlogDecoder) event(ctx context.Context, ev *replication.BinlogEvent) 
 			return d.end(h, e.GSet), nil
 		default:
 			var out []source.Event
-			sc, truncated, err := d.ddl(ctx, string(e.Schema), q)
+			scs, truncated, err := d.ddl(ctx, string(e.Schema), q)
 			if err != nil {
 				return nil, err
 			}
-			if sc != nil {
+			for _, sc := range scs {
 				out = append(out, source.Event{Schema: sc})
 			}
 			if d.txn == nil {
@@ -211,12 +211,11 @@ func (d *binlogDecoder) rows(et replication.EventType, e *replication.RowsEvent)
 // ddlVerb finds statements that change a table's definition.
 var ddlVerb = regexp.MustCompile(`(?i)^\s*(?:/\*.*?\*/\s*)*(alter|drop|rename|truncate|create\s+or\s+replace)\b`)
 
-// ddl looks at a statement logged as a query. When it changes a mapped
-// table, the table is read again from information_schema: a mapped column
-// that is gone or has another type is a schema change, and the stream
-// decodes later rows with the new column order. TRUNCATE returns the
-// tables it empties.
-func (d *binlogDecoder) ddl(ctx context.Context, schema, q string) (*source.SchemaChange, []source.TableRef, error) {
+// ddl looks at a statement logged as a query. When it names a mapped
+// table, the table is read again from information_schema (the stream
+// decodes later rows with the new column order) and a schema change is
+// reported for sync to judge. TRUNCATE returns the tables it empties.
+func (d *binlogDecoder) ddl(ctx context.Context, schema, q string) ([]*source.SchemaChange, []source.TableRef, error) {
 	m := ddlVerb.FindStringSubmatch(q)
 	if m == nil {
 		return nil, nil, nil
@@ -224,7 +223,7 @@ func (d *binlogDecoder) ddl(ctx context.Context, schema, q string) (*source.Sche
 	truncate := strings.EqualFold(m[1], "truncate")
 	text := strings.ReplaceAll(q, "`", "")
 	var truncated []source.TableRef
-	var change *source.SchemaChange
+	var changes []*source.SchemaChange
 	for ref, st := range d.tables {
 		if !mentions(text, schema, ref) {
 			continue
@@ -237,30 +236,13 @@ func (d *binlogDecoder) ddl(ctx context.Context, schema, q string) (*source.Sche
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading %s again after DDL: %w", ref, err)
 		}
-		t := now[st.need.Table.Ref]
-		if t == nil {
-			if change == nil && len(st.need.Columns) > 0 {
-				change = &source.SchemaChange{Table: st.need.Table.Ref, Column: st.need.Columns[0], What: "dropped with its table"}
-			}
-			continue
+		if t := now[st.need.Table.Ref]; t != nil {
+			st.table = t
 		}
-		st.table = t
-		for _, col := range st.need.Columns {
-			c := t.Column(col)
-			switch {
-			case c == nil:
-				if change == nil {
-					change = &source.SchemaChange{Table: st.need.Table.Ref, Column: col, What: "dropped or renamed"}
-				}
-			case st.types[col] != "" && !strings.EqualFold(st.types[col], c.DBType):
-				if change == nil {
-					change = &source.SchemaChange{Table: st.need.Table.Ref, Column: col,
-						What: fmt.Sprintf("type changed from %s to %s", st.types[col], c.DBType)}
-				}
-			}
-		}
+		changes = append(changes, &source.SchemaChange{Table: st.need.Table.Ref,
+			DDL: &source.DDL{Statement: q, Kind: source.DDLOther, Unparsed: true}})
 	}
-	return change, truncated, nil
+	return changes, truncated, nil
 }
 
 // mentions says whether a statement (backticks removed) names the table,

@@ -44,10 +44,6 @@ func (c *Changes) Stream(ctx context.Context, from source.Position, needs []sour
 	if err != nil {
 		return nil, fmt.Errorf("bad stream position %q: %w", from, err)
 	}
-	types, err := c.columnTypes(ctx, needs)
-	if err != nil {
-		return nil, err
-	}
 	conn := c.held
 	c.held = nil
 	if conn == nil {
@@ -79,7 +75,7 @@ func (c *Changes) Stream(ctx context.Context, from source.Position, needs []sour
 	sctx, cancel := context.WithCancel(context.Background())
 	s := &Stream{c: c, conn: conn, events: make(chan source.Event, 8192), done: make(chan struct{}), cancel: cancel}
 	s.confirmed.Store(uint64(start))
-	d := &decoder{needs: map[source.TableRef]*source.TableNeed{}, types: types, rels: map[uint32]*relation{}, m: pgtype.NewMap()}
+	d := &decoder{needs: map[source.TableRef]*source.TableNeed{}, rels: map[uint32]*relation{}, m: pgtype.NewMap()}
 	for i := range needs {
 		d.needs[canonical(needs[i].Table.Ref)] = &needs[i]
 	}
@@ -90,37 +86,6 @@ func (c *Changes) Stream(ctx context.Context, from source.Position, needs []sour
 func slotInUse(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "55006"
-}
-
-// columnTypes records the type of each mapped column when streaming
-// starts, so that a relation message showing another type is a schema
-// change.
-func (c *Changes) columnTypes(ctx context.Context, needs []source.TableNeed) (map[source.TableRef]map[string]uint32, error) {
-	out := map[source.TableRef]map[string]uint32{}
-	for _, n := range needs {
-		rows, err := c.src.pool.Query(ctx, `SELECT a.attname, a.atttypid FROM pg_attribute a
-			JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace ns ON ns.oid = c.relnamespace
-			WHERE c.relname = $1 AND ns.nspname = COALESCE(NULLIF($2, ''), current_schema()) AND a.attnum > 0 AND NOT a.attisdropped`,
-			n.Table.Ref.Name, n.Table.Ref.Schema)
-		if err != nil {
-			return nil, fmt.Errorf("reading column types of %s: %w", n.Table.Ref, c.src.dsn.RedactError(err))
-		}
-		m := map[string]uint32{}
-		for rows.Next() {
-			var name string
-			var oid uint32
-			if err := rows.Scan(&name, &oid); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			m[name] = oid
-		}
-		if err := rows.Err(); err != nil {
-			return nil, c.src.dsn.RedactError(err)
-		}
-		out[canonical(n.Table.Ref)] = m
-	}
-	return out, nil
 }
 
 // canonical drops the schema "public" so that a table named with or
@@ -327,7 +292,6 @@ type relation struct {
 // decoder turns pgoutput messages into transactions of changes.
 type decoder struct {
 	needs map[source.TableRef]*source.TableNeed
-	types map[source.TableRef]map[string]uint32
 	rels  map[uint32]*relation
 	m     *pgtype.Map
 	// end is the end of the last transaction decoded.
@@ -359,9 +323,18 @@ func (d *decoder) message(xld pglogrepl.XLogData, txn **source.Txn) ([]source.Ev
 		if rel.need == nil {
 			rel.need = d.needs[source.TableRef{Name: m.RelationName}]
 		}
+		_, again := d.rels[m.RelationID]
 		d.rels[m.RelationID] = rel
-		if sc := d.schemaChange(rel); sc != nil {
-			return []source.Event{{Schema: sc}}, nil
+		// pgoutput sends a relation's columns before its first change in
+		// a session and again after anything invalidated its definition
+		// (DDL, a rewrite, ANALYZE). The message shows names and types but
+		// not which column is which (a column dropped and added again
+		// looks the same) nor whether the table was rewritten: sync
+		// compares the catalog with what it recorded (cdc/schema.go). The
+		// first message of a session needs no event: sync compares the
+		// catalog when streaming starts.
+		if rel.need != nil && again {
+			return []source.Event{{Schema: &source.SchemaChange{Table: rel.need.Table.Ref}}}, nil
 		}
 	case *pglogrepl.InsertMessage:
 		return d.piece(*txn, d.add(*txn, m.RelationID, source.Insert, nil, false, m.Tuple))
@@ -379,36 +352,6 @@ func (d *decoder) message(xld pglogrepl.XLogData, txn **source.Txn) ([]source.Ev
 		}
 	}
 	return nil, nil
-}
-
-// schemaChange compares a relation message with the mapped columns.
-func (d *decoder) schemaChange(rel *relation) *source.SchemaChange {
-	if rel.need == nil {
-		return nil
-	}
-	have := map[string]uint32{}
-	for _, c := range rel.cols {
-		have[c.Name] = c.DataType
-	}
-	was := d.types[canonical(rel.need.Table.Ref)]
-	for _, col := range rel.need.Columns {
-		oid, ok := have[col]
-		switch {
-		case !ok:
-			return &source.SchemaChange{Table: rel.need.Table.Ref, Column: col, What: "dropped or renamed"}
-		case was != nil && was[col] != 0 && was[col] != oid:
-			return &source.SchemaChange{Table: rel.need.Table.Ref, Column: col,
-				What: fmt.Sprintf("type changed from %s to %s", d.typeName(was[col]), d.typeName(oid))}
-		}
-	}
-	return nil
-}
-
-func (d *decoder) typeName(oid uint32) string {
-	if t, ok := d.m.TypeForOID(oid); ok {
-		return t.Name
-	}
-	return fmt.Sprintf("type %d", oid)
 }
 
 // piece delivers the open transaction's changes as a piece once it holds
