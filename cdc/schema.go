@@ -129,6 +129,9 @@ type schemaInput struct {
 	ddl *source.DDL
 	// truncated says the log emptied the table.
 	truncated bool
+	// streaming is set once the stream is under way (not at its start,
+	// after the source prepared the log for the tables as they are).
+	streaming bool
 }
 
 // classify says what changed in one table and what sync does about each
@@ -155,6 +158,18 @@ func classify(in schemaInput) []SchemaFinding {
 		out = append(out, classifyDDL(in, mapped)...)
 	}
 	if in.was == nil {
+		return out
+	}
+	if in.was.ID != "" && in.now.ID != "" && in.was.ID != in.now.ID {
+		// PostgreSQL: the publication lost the table when it was dropped,
+		// and its new rows are not streamed until sync adds it again,
+		// which Prepare does when sync starts.
+		if in.streaming {
+			add("", KindTableReplaced, ActStop, "was dropped and created again, and the publication does not carry the new table", "rerun sync: it adds the new table to the publication, reads the entities that use it again and goes on")
+		} else {
+			add("", KindTableReplaced, ActRederive, "was dropped and created again: its rows are read again", "")
+			out[len(out)-1].Sweep = true
+		}
 		return out
 	}
 	said := func(col string) bool {

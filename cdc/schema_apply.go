@@ -99,18 +99,19 @@ type schemaEvent struct {
 	ref       source.TableRef
 	ddl       *source.DDL
 	truncated bool
+	streaming bool
 }
 
 // checkShapes compares every mapped table with its recorded shape: for a
 // source whose log does not carry DDL, at the start of streaming, when
 // caught up and every so often.
-func (e *engine) checkShapes(ctx context.Context) error {
+func (e *engine) checkShapes(ctx context.Context, streaming bool) error {
 	if !e.silentDDL() {
 		return nil
 	}
 	var evs []schemaEvent
 	for _, ref := range e.mappedTables() {
-		evs = append(evs, schemaEvent{ref: ref})
+		evs = append(evs, schemaEvent{ref: ref, streaming: streaming})
 	}
 	return e.schemaChanged(ctx, evs)
 }
@@ -145,7 +146,7 @@ func (e *engine) schemaChanged(ctx context.Context, evs []schemaEvent) error {
 		}
 		findings = append(findings, classify(schemaInput{
 			table: ev.ref.String(), mapped: need.Columns,
-			was: e.state.Shapes[ev.ref.String()], now: now[ev.ref], ddl: ev.ddl, truncated: ev.truncated,
+			was: e.state.Shapes[ev.ref.String()], now: now[ev.ref], ddl: ev.ddl, truncated: ev.truncated, streaming: ev.streaming,
 		})...)
 	}
 	if err := e.actOn(ctx, findings); err != nil {
@@ -237,4 +238,38 @@ func (e *engine) legacySchemaStop(evs []schemaEvent) error {
 		return &SchemaError{Finding: f}
 	}
 	return errors.New("a schema change with no table")
+}
+
+// explainGone is called when a read of the current state failed on a
+// column or table that is not there (source.ErrDefinitionGone): DDL ran
+// before the log delivered it. The tables are judged at once; a stop is
+// returned as the stop it is, anything else leaves the read's error to
+// be handled as it is (nothing is acted on or recorded here: the log's
+// own event for the DDL comes next).
+func (e *engine) explainGone(ctx context.Context, readErr error) error {
+	sh := e.shaper()
+	if sh == nil || !errors.Is(readErr, source.ErrDefinitionGone) {
+		return readErr
+	}
+	refs := e.mappedTables()
+	now, err := sh.Shapes(ctx, refs)
+	if err != nil {
+		return readErr
+	}
+	var findings []SchemaFinding
+	for _, ref := range refs {
+		findings = append(findings, classify(schemaInput{table: ref.String(), mapped: e.need(ref).Columns,
+			was: e.state.Shapes[ref.String()], now: now[ref], streaming: true})...)
+	}
+	if w, ok := worst(findings); ok && w.Action == ActStop {
+		for _, f := range findings {
+			e.log.Warn("schema change", "table", f.Table, "column", f.Column, "kind", f.Kind, "action", string(f.Action), "what", f.What)
+			e.metrics.SchemaChange(string(f.Action))
+		}
+		e.run.SchemaChanges += int64(len(findings))
+		e.state.Totals.SchemaChanges += int64(len(findings))
+		e.findings = append(e.findings, findings...)
+		return &SchemaError{Finding: w}
+	}
+	return readErr
 }

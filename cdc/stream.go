@@ -77,7 +77,7 @@ func (e *engine) stream(ctx context.Context, target source.Position, sum *Summar
 	}
 	// Changes made while sync was stopped, to a table no row change
 	// touched since, are judged before anything else.
-	if err := e.checkShapes(ctx); err != nil {
+	if err := e.checkShapes(ctx, false); err != nil {
 		return err
 	}
 	l := &streamLoop{e: e, st: st, events: st.Events(), target: target, rate: newRateMeter(), heartbeat: time.Now(), shapesChecked: time.Now()}
@@ -118,7 +118,7 @@ func (l *streamLoop) run(ctx context.Context, sum *Summary) error {
 			// DDL that no row change followed is in no message of a
 			// silent-DDL log: the catalog is compared before sync says
 			// it is caught up.
-			if err := e.checkShapes(ctx); err != nil {
+			if err := e.checkShapes(ctx, true); err != nil {
 				return err
 			}
 			sum.CaughtUp = true
@@ -143,7 +143,7 @@ func (l *streamLoop) run(ctx context.Context, sum *Summary) error {
 			e.report(l)
 			if time.Since(l.shapesChecked) >= shapeCheckEvery {
 				l.shapesChecked = time.Now()
-				if err := e.checkShapes(ctx); err != nil {
+				if err := e.checkShapes(ctx, true); err != nil {
 					return err
 				}
 			}
@@ -222,7 +222,7 @@ func (l *streamLoop) round(ctx context.Context, b batch) error {
 		if err := l.settle(b, true); err != nil {
 			return err
 		}
-		return l.e.schemaChanged(ctx, []schemaEvent{{ref: b.schema.Table, ddl: b.schema.DDL}})
+		return l.e.schemaChanged(ctx, []schemaEvent{{ref: b.schema.Table, ddl: b.schema.DDL, streaming: true}})
 	}
 	if len(b.txns) > 0 && len(l.events) > 0 {
 		// A backlog waits in the stream: its oldest transaction
@@ -313,7 +313,7 @@ func (l *streamLoop) applyRound(ctx context.Context, txns []*source.Txn) error {
 			return pipeline.ErrInterrupted
 		}
 		if e.side(err) != targetFault {
-			return err
+			return e.explainGone(ctx, err)
 		}
 		if err := e.waitOut(ctx, targetFault, err); err != nil {
 			return err

@@ -1,6 +1,15 @@
 package source
 
-import "context"
+import (
+	"context"
+	"errors"
+)
+
+// ErrDefinitionGone wraps a read of the current state that failed
+// because a column or table it names is not there any more: DDL ran on
+// the source before the log delivered it. Sync then judges the tables'
+// shapes at once instead of reporting the SQL error.
+var ErrDefinitionGone = errors.New("a column or table the read names is gone from the source")
 
 // Schema changes during live sync. A change source reports that a mapped
 // table's definition may have changed (SchemaChange) and, as a Shaper,
@@ -92,6 +101,10 @@ const (
 // recorded in the sync state and compared with the catalog when the log
 // says the table may have changed.
 type TableShape struct {
+	// ID is the table's identity where the engine has one (PostgreSQL's
+	// oid): another ID under the same name is a table dropped and created
+	// again.
+	ID string `json:"id,omitempty"`
 	// Columns are the table's columns by name.
 	Columns map[string]ColumnShape `json:"columns"`
 	// Key is the primary key's columns, in order.

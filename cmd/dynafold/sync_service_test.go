@@ -181,7 +181,7 @@ func TestSyncMetricsSeries(t *testing.T) {
 	for _, name := range []string{"dynafold_sync_lag_seconds", "dynafold_sync_behind_bytes", "dynafold_sync_changes_applied_total",
 		"dynafold_sync_transactions_applied_total", "dynafold_items_written_total", "dynafold_items_deleted_total",
 		"dynafold_requests_throttled_total", "dynafold_retries_total", "dynafold_source_connected", "dynafold_sync_last_event_timestamp_seconds",
-		"dynafold_sync_retained_wal_bytes", "dynafold_sync_state", "go_goroutines", "process_cpu_seconds_total"} {
+		"dynafold_sync_retained_wal_bytes", "dynafold_sync_state", "dynafold_sync_schema_changes_total", "go_goroutines", "process_cpu_seconds_total"} {
 		_, ok := sample(m, name)
 		require.True(t, ok, "series %s", name)
 	}

@@ -53,14 +53,13 @@ const (
 	erNoSuchTable   = 1146 // ER_NO_SUCH_TABLE
 )
 
-// schemaChanged explains a read that failed because a mapped column or
-// table is gone: DDL ran on the source, and sync reads the current state
-// before the binlog has delivered that DDL. The rows as they were before
-// it cannot be read any more, so sync stops as for the DDL itself.
+// schemaChanged marks a read that failed because a mapped column or table
+// is gone: DDL ran on the source, and sync reads the current state before
+// the binlog has delivered that DDL (see source.ErrDefinitionGone).
 func schemaChanged(q *source.Query, err error) error {
 	var myErr *mysql.MySQLError
 	if errors.As(err, &myErr) && (myErr.Number == erBadFieldError || myErr.Number == erNoSuchTable) {
-		return fmt.Errorf("a column or table that %s reads is gone from the source (DDL on a mapped table): %w; sync stopped with its state kept: update the mapping (and the table: dynafold sync cleanup, then sync again) or undo the change, then rerun", q.Base, err)
+		return fmt.Errorf("%w: reading %s: %w", source.ErrDefinitionGone, q.Base, err)
 	}
 	return err
 }

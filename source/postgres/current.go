@@ -2,12 +2,14 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/dynafold/dynafold/source"
@@ -118,11 +120,22 @@ func allVisible(snap string, txns []*source.Txn) (uint32, bool) {
 }
 
 func (c *current) ReadKeys(ctx context.Context, q *source.Query, nests []*source.Query, keys [][]value.Value, emit func(value.Row, [][]value.Row) error) error {
-	return source.ReadKeys(ctx, pgTx{c.tx, c.src.dsn}, dialect{}, arg, q, nests, keys, emit)
+	return definitionGone(source.ReadKeys(ctx, pgTx{c.tx, c.src.dsn}, dialect{}, arg, q, nests, keys, emit))
 }
 
 func (c *current) MatchKeys(ctx context.Context, q *source.Query, m source.Match, emit func([]value.Value) error) error {
-	return source.MatchKeys(ctx, pgTx{c.tx, c.src.dsn}, dialect{}, arg, q, m, emit)
+	return definitionGone(source.MatchKeys(ctx, pgTx{c.tx, c.src.dsn}, dialect{}, arg, q, m, emit))
+}
+
+// definitionGone marks a read that failed on a column or table that is no
+// longer there (undefined_column, undefined_table): see
+// source.ErrDefinitionGone.
+func definitionGone(err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && (pgErr.Code == "42703" || pgErr.Code == "42P01") {
+		return fmt.Errorf("%w: %w", source.ErrDefinitionGone, err)
+	}
+	return err
 }
 
 // Fork begins a read of the same snapshot on another connection: the

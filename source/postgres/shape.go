@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 
@@ -31,6 +32,7 @@ func (c *Changes) Shapes(ctx context.Context, refs []source.TableRef) (map[sourc
 		if err != nil {
 			return nil, fmt.Errorf("reading the definition of %s: %w", ref, c.src.dsn.RedactError(err))
 		}
+		s.ID = strconv.FormatUint(uint64(oid), 10)
 		out[ref] = s
 	}
 	return out, nil

@@ -44,6 +44,10 @@ func (c *Changes) Stream(ctx context.Context, from source.Position, needs []sour
 	if err != nil {
 		return nil, fmt.Errorf("bad stream position %q: %w", from, err)
 	}
+	types, err := c.columnTypes(ctx, needs)
+	if err != nil {
+		return nil, err
+	}
 	conn := c.held
 	c.held = nil
 	if conn == nil {
@@ -75,7 +79,7 @@ func (c *Changes) Stream(ctx context.Context, from source.Position, needs []sour
 	sctx, cancel := context.WithCancel(context.Background())
 	s := &Stream{c: c, conn: conn, events: make(chan source.Event, 8192), done: make(chan struct{}), cancel: cancel}
 	s.confirmed.Store(uint64(start))
-	d := &decoder{needs: map[source.TableRef]*source.TableNeed{}, rels: map[uint32]*relation{}, m: pgtype.NewMap()}
+	d := &decoder{needs: map[source.TableRef]*source.TableNeed{}, types: types, rels: map[uint32]*relation{}, m: pgtype.NewMap()}
 	for i := range needs {
 		d.needs[canonical(needs[i].Table.Ref)] = &needs[i]
 	}
@@ -86,6 +90,37 @@ func (c *Changes) Stream(ctx context.Context, from source.Position, needs []sour
 func slotInUse(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "55006"
+}
+
+// columnTypes reads each mapped table's columns and their types when
+// streaming starts: a relation's first message in the session that shows
+// others is DDL run since (see decoder.message).
+func (c *Changes) columnTypes(ctx context.Context, needs []source.TableNeed) (map[source.TableRef]map[string]uint32, error) {
+	out := map[source.TableRef]map[string]uint32{}
+	for _, n := range needs {
+		rows, err := c.src.pool.Query(ctx, `SELECT a.attname, a.atttypid FROM pg_attribute a
+			JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace ns ON ns.oid = c.relnamespace
+			WHERE c.relname = $1 AND ns.nspname = COALESCE(NULLIF($2, ''), current_schema()) AND a.attnum > 0 AND NOT a.attisdropped`,
+			n.Table.Ref.Name, n.Table.Ref.Schema)
+		if err != nil {
+			return nil, fmt.Errorf("reading column types of %s: %w", n.Table.Ref, c.src.dsn.RedactError(err))
+		}
+		m := map[string]uint32{}
+		for rows.Next() {
+			var name string
+			var oid uint32
+			if err := rows.Scan(&name, &oid); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			m[name] = oid
+		}
+		if err := rows.Err(); err != nil {
+			return nil, c.src.dsn.RedactError(err)
+		}
+		out[canonical(n.Table.Ref)] = m
+	}
+	return out, nil
 }
 
 // canonical drops the schema "public" so that a table named with or
@@ -292,6 +327,7 @@ type relation struct {
 // decoder turns pgoutput messages into transactions of changes.
 type decoder struct {
 	needs map[source.TableRef]*source.TableNeed
+	types map[source.TableRef]map[string]uint32
 	rels  map[uint32]*relation
 	m     *pgtype.Map
 	// end is the end of the last transaction decoded.
@@ -324,6 +360,7 @@ func (d *decoder) message(xld pglogrepl.XLogData, txn **source.Txn) ([]source.Ev
 			rel.need = d.needs[source.TableRef{Name: m.RelationName}]
 		}
 		_, again := d.rels[m.RelationID]
+		again = again || d.differs(rel)
 		d.rels[m.RelationID] = rel
 		// pgoutput sends a relation's columns before its first change in
 		// a session and again after anything invalidated its definition
@@ -331,8 +368,8 @@ func (d *decoder) message(xld pglogrepl.XLogData, txn **source.Txn) ([]source.Ev
 		// not which column is which (a column dropped and added again
 		// looks the same) nor whether the table was rewritten: sync
 		// compares the catalog with what it recorded (cdc/schema.go). The
-		// first message of a session needs no event: sync compares the
-		// catalog when streaming starts.
+		// first message of a session needs an event only when it differs
+		// from the catalog when streaming started, which sync compared.
 		if rel.need != nil && again {
 			return []source.Event{{Schema: &source.SchemaChange{Table: rel.need.Table.Ref}}}, nil
 		}
@@ -352,6 +389,24 @@ func (d *decoder) message(xld pglogrepl.XLogData, txn **source.Txn) ([]source.Ev
 		}
 	}
 	return nil, nil
+}
+
+// differs says whether a relation message shows other columns or types
+// than the catalog had when streaming started.
+func (d *decoder) differs(rel *relation) bool {
+	if rel.need == nil {
+		return false
+	}
+	was := d.types[canonical(rel.need.Table.Ref)]
+	if len(was) != len(rel.cols) {
+		return true
+	}
+	for _, c := range rel.cols {
+		if oid, ok := was[c.Name]; !ok || oid != c.DataType {
+			return true
+		}
+	}
+	return false
 }
 
 // piece delivers the open transaction's changes as a piece once it holds
