@@ -226,36 +226,6 @@ func lsnLE(a, b string) bool {
 	return parse(a) <= parse(b)
 }
 
-// TestSyncStopsOnSchemaChange: DDL unrelated to the mapping goes on; a
-// mapped column dropped stops sync with exit 1 naming the table and the
-// column, and the state is kept.
-func TestSyncStopsOnSchemaChange(t *testing.T) {
-	t.Parallel()
-	for _, d := range syncDrivers() {
-		t.Run(d.Name, func(t *testing.T) {
-			t.Parallel()
-			sd := newSyncDesign(t, d, "telemetryhub", "configs/telemetryhub.yaml")
-			sd.catchUp(t)
-			testenv.ExecSQL(t, d.Name, sd.dsn, "ALTER TABLE users ADD COLUMN nickname text; UPDATE users SET nickname = 'n', role = 'after-ddl' WHERE id = 1")
-			sd.catchUp(t)
-			cmd, out := sd.start(t)
-			waitFor(t, out, `"event":"sync_status"`)
-			testenv.ExecSQL(t, d.Name, sd.dsn, "ALTER TABLE users DROP COLUMN email; UPDATE users SET role = 'after-drop' WHERE id = 2")
-			err := cmd.Wait()
-			var exit *exec.ExitError
-			require.ErrorAs(t, err, &exit, out.String())
-			require.Equal(t, 1, exit.ExitCode(), out.String())
-			require.Contains(t, out.String(), "table users column email was dropped")
-			_, err = os.Stat(filepath.Join(sd.dir, ".dynafold", sd.table+".sync.json"))
-			require.NoError(t, err, "the sync state is kept")
-			// A rerun refuses the mapping that names the dropped column.
-			r := sd.cli(t, "sync", "--until-caught-up", "--progress", "none")
-			require.Equal(t, 2, r.Code, r.Output())
-			require.Contains(t, r.Stderr, `unknown column "email" in table users`)
-		})
-	}
-}
-
 // TestSyncRefusals: what sync cannot do is refused before anything is
 // created, with exit 2 and the fix.
 func TestSyncRefusals(t *testing.T) {
