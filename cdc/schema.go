@@ -1,6 +1,7 @@
 package cdc
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"slices"
@@ -129,6 +130,9 @@ type schemaInput struct {
 	ddl *source.DDL
 	// truncated says the log emptied the table.
 	truncated bool
+	// renamedTo is where a table gone under its name is now, when the
+	// source found it by its ID.
+	renamedTo *source.TableRef
 	// streaming is set once the stream is under way (not at its start,
 	// after the source prepared the log for the tables as they are).
 	streaming bool
@@ -147,8 +151,12 @@ func classify(in schemaInput) []SchemaFinding {
 		out[len(out)-1].Sweep = true
 	}
 	if in.now == nil {
+		renamed := in.renamedTo
 		if in.ddl != nil && in.ddl.NewName != nil {
-			add("", KindTableRenamed, ActStop, "was renamed to "+in.ddl.NewName.String(), "rename it back and rerun sync; or update the mapping to the new name (a changed mapping starts over: dynafold sync cleanup, then sync again)")
+			renamed = in.ddl.NewName
+		}
+		if renamed != nil {
+			add("", KindTableRenamed, ActStop, "was renamed to "+renamed.String(), "rename it back and rerun sync; or update the mapping to the new name (a changed mapping starts over: dynafold sync cleanup, then sync again)")
 		} else {
 			add("", KindTableDropped, ActStop, "was dropped", "restore the table and rerun sync; or remove it from the mapping (a changed mapping starts over: dynafold sync cleanup, then sync again)")
 		}
@@ -192,6 +200,10 @@ func classify(in schemaInput) []SchemaFinding {
 		case !ok:
 			if other := columnNumbered(in.now, w.Num); other != "" {
 				add(col, KindColumnRenamed, ActStop, "was renamed to "+other, fixRename)
+			} else if w.Num == 0 && len(addedColumns(in.was, in.now)) > 0 {
+				// No column numbers (MySQL, judged without its statement):
+				// a new column may be this one renamed.
+				add(col, KindColumnDropped, ActStop, "is gone (dropped, or renamed to one of "+strings.Join(addedColumns(in.was, in.now), ", ")+")", fixReadd+"; or, if it was renamed, "+fixRename)
 			} else {
 				add(col, KindColumnDropped, ActStop, "was dropped", fixReadd)
 			}
@@ -236,6 +248,20 @@ func classify(in schemaInput) []SchemaFinding {
 		}
 	}
 	return out
+}
+
+// findRenamed looks for a table gone under its name by the ID recorded
+// in its shape, where the source can.
+func findRenamed(ctx context.Context, sh source.Shaper, was, now *source.TableShape) *source.TableRef {
+	f, ok := sh.(source.TableFinder)
+	if !ok || now != nil || was == nil || was.ID == "" {
+		return nil
+	}
+	ref, found, err := f.TableByID(ctx, was.ID)
+	if err != nil || !found {
+		return nil
+	}
+	return &ref
 }
 
 // classifyDDL judges what the statement says it did, where the log holds
@@ -376,6 +402,18 @@ func anyAction(fs []SchemaFinding, a SchemaAction) bool {
 		}
 	}
 	return false
+}
+
+// addedColumns are now's columns that was has not, sorted.
+func addedColumns(was, now *source.TableShape) []string {
+	var out []string
+	for name := range now.Columns {
+		if _, ok := was.Columns[name]; !ok {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // columnNumbered is the name of now's column numbered num, or "".

@@ -82,15 +82,28 @@ func (e *engine) recordShapes(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("reading the definitions of the mapped tables: %w", err)
 	}
+	for _, ref := range missing {
+		e.recordShape(ref, now[ref])
+	}
+	return nil
+}
+
+// recordShape records a table's shape and the columns the mapping reads
+// from it; a table that is gone keeps its last shape.
+func (e *engine) recordShape(ref source.TableRef, s *source.TableShape) {
+	if s == nil {
+		return
+	}
 	if e.state.Shapes == nil {
 		e.state.Shapes = map[string]*source.TableShape{}
 	}
-	for _, ref := range missing {
-		if s := now[ref]; s != nil {
-			e.state.Shapes[ref.String()] = s
-		}
+	if e.state.Mapped == nil {
+		e.state.Mapped = map[string][]string{}
 	}
-	return nil
+	e.state.Shapes[ref.String()] = s
+	if n := e.need(ref); n != nil {
+		e.state.Mapped[ref.String()] = slices.Clone(n.Columns)
+	}
 }
 
 // schemaEvent is one table the log says may have changed: its statement,
@@ -147,18 +160,14 @@ func (e *engine) schemaChanged(ctx context.Context, evs []schemaEvent) error {
 		findings = append(findings, classify(schemaInput{
 			table: ev.ref.String(), mapped: need.Columns,
 			was: e.state.Shapes[ev.ref.String()], now: now[ev.ref], ddl: ev.ddl, truncated: ev.truncated, streaming: ev.streaming,
+			renamedTo: findRenamed(ctx, sh, e.state.Shapes[ev.ref.String()], now[ev.ref]),
 		})...)
 	}
 	if err := e.actOn(ctx, findings); err != nil {
 		return err
 	}
-	if e.state.Shapes == nil {
-		e.state.Shapes = map[string]*source.TableShape{}
-	}
 	for _, ref := range refs {
-		if s := now[ref]; s != nil {
-			e.state.Shapes[ref.String()] = s
-		}
+		e.recordShape(ref, now[ref])
 	}
 	return e.save()
 }
@@ -259,7 +268,8 @@ func (e *engine) explainGone(ctx context.Context, readErr error) error {
 	var findings []SchemaFinding
 	for _, ref := range refs {
 		findings = append(findings, classify(schemaInput{table: ref.String(), mapped: e.need(ref).Columns,
-			was: e.state.Shapes[ref.String()], now: now[ref], streaming: true})...)
+			was: e.state.Shapes[ref.String()], now: now[ref], streaming: true,
+			renamedTo: findRenamed(ctx, sh, e.state.Shapes[ref.String()], now[ref])})...)
 	}
 	if w, ok := worst(findings); ok && w.Action == ActStop {
 		for _, f := range findings {

@@ -45,10 +45,14 @@ type State struct {
 	Running *Running `json:"running,omitempty"`
 	// Shapes are the mapped tables' definitions as sync last judged them
 	// (cdc/schema.go), by table: what a schema change is compared with.
-	Shapes  map[string]*source.TableShape `json:"shapes,omitempty"`
-	Created time.Time                     `json:"created"`
-	Updated time.Time                     `json:"updated"`
-	Totals  Counters                      `json:"totals"`
+	Shapes map[string]*source.TableShape `json:"shapes,omitempty"`
+	// Mapped are the columns the mapping read from each table when its
+	// shape was recorded: what a sync that cannot load its mapping any
+	// more judges the change by (StoppedBy).
+	Mapped  map[string][]string `json:"mapped,omitempty"`
+	Created time.Time           `json:"created"`
+	Updated time.Time           `json:"updated"`
+	Totals  Counters            `json:"totals"`
 }
 
 // Running identifies the sync that holds the state.

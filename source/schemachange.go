@@ -137,3 +137,9 @@ type ColumnShape struct {
 type Shaper interface {
 	Shapes(ctx context.Context, refs []TableRef) (map[TableRef]*TableShape, error)
 }
+
+// TableFinder is a Shaper that can find a table by its ID (TableShape.ID):
+// a mapped table that is gone under its name may be there under another.
+type TableFinder interface {
+	TableByID(ctx context.Context, id string) (TableRef, bool, error)
+}

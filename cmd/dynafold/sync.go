@@ -174,6 +174,10 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 	}
 	src, plan, err := a.connect(ctx, l, readers+6)
 	if err != nil {
+		if stop := a.explainSyncStop(ctx, l, err); stop != nil {
+			rep.Result = &cdc.Summary{Phase: "stopped", SchemaChanges: []cdc.SchemaFinding{stop.Finding}}
+			return usageError(stop)
+		}
 		return err
 	}
 	defer src.Close()

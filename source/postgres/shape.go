@@ -17,25 +17,50 @@ import (
 // relfilenode, which a table rewrite changes (ALTER ... TYPE, USING,
 // VACUUM FULL, CLUSTER) though logical decoding streams none of the rows
 // it rewrote; and the partitions with theirs.
-func (c *Changes) Shapes(ctx context.Context, refs []source.TableRef) (map[source.TableRef]*source.TableShape, error) {
+func (s *Source) Shapes(ctx context.Context, refs []source.TableRef) (map[source.TableRef]*source.TableShape, error) {
 	out := map[source.TableRef]*source.TableShape{}
 	for _, ref := range refs {
 		var oid uint32
-		err := c.src.pool.QueryRow(ctx, relationSQL, ref.Name, ref.Schema).Scan(&oid)
+		err := s.pool.QueryRow(ctx, relationSQL, ref.Name, ref.Schema).Scan(&oid)
 		if errors.Is(err, pgx.ErrNoRows) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("looking up table %s: %w", ref, c.src.dsn.RedactError(err))
+			return nil, fmt.Errorf("looking up table %s: %w", ref, s.dsn.RedactError(err))
 		}
-		s, err := c.shape(ctx, oid)
+		shape, err := s.shape(ctx, oid)
 		if err != nil {
-			return nil, fmt.Errorf("reading the definition of %s: %w", ref, c.src.dsn.RedactError(err))
+			return nil, fmt.Errorf("reading the definition of %s: %w", ref, s.dsn.RedactError(err))
 		}
-		s.ID = strconv.FormatUint(uint64(oid), 10)
-		out[ref] = s
+		shape.ID = strconv.FormatUint(uint64(oid), 10)
+		out[ref] = shape
 	}
 	return out, nil
+}
+
+// Shapes reads the tables' shapes for sync (see Source.Shapes).
+func (c *Changes) Shapes(ctx context.Context, refs []source.TableRef) (map[source.TableRef]*source.TableShape, error) {
+	return c.src.Shapes(ctx, refs)
+}
+
+// TableByID finds a table by its oid (source.TableFinder): a mapped table
+// renamed is gone under its name and there under another.
+func (s *Source) TableByID(ctx context.Context, id string) (source.TableRef, bool, error) {
+	var ref source.TableRef
+	err := s.pool.QueryRow(ctx, `SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE c.oid = $1::bigint::oid`, id).Scan(&ref.Schema, &ref.Name)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ref, false, nil
+	}
+	if err != nil {
+		return ref, false, s.dsn.RedactError(err)
+	}
+	return canonical(ref), true, nil
+}
+
+// TableByID finds a table by its oid (see Source.TableByID).
+func (c *Changes) TableByID(ctx context.Context, id string) (source.TableRef, bool, error) {
+	return c.src.TableByID(ctx, id)
 }
 
 // SilentDDL marks pgoutput's log, which carries no DDL (see cdc.SilentDDL).
@@ -59,9 +84,9 @@ SELECT format('%I.%I', n.nspname, c.relname), c.relfilenode::text
 FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE i.inhparent = $1`
 
-func (c *Changes) shape(ctx context.Context, oid uint32) (*source.TableShape, error) {
+func (src *Source) shape(ctx context.Context, oid uint32) (*source.TableShape, error) {
 	s := &source.TableShape{Columns: map[string]source.ColumnShape{}}
-	rows, err := c.src.pool.Query(ctx, shapeColumnsSQL, oid)
+	rows, err := src.pool.Query(ctx, shapeColumnsSQL, oid)
 	if err != nil {
 		return nil, err
 	}
@@ -78,13 +103,13 @@ func (c *Changes) shape(ctx context.Context, oid uint32) (*source.TableShape, er
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	if err := c.src.pool.QueryRow(ctx, shapeStorageSQL, oid).Scan(&s.Storage); err != nil {
+	if err := src.pool.QueryRow(ctx, shapeStorageSQL, oid).Scan(&s.Storage); err != nil {
 		return nil, err
 	}
-	if s.Key, err = queryStrings(ctx, c, shapeKeySQL, oid); err != nil {
+	if s.Key, err = queryStrings(ctx, src, shapeKeySQL, oid); err != nil {
 		return nil, err
 	}
-	rows, err = c.src.pool.Query(ctx, shapePartitionsSQL, oid)
+	rows, err = src.pool.Query(ctx, shapePartitionsSQL, oid)
 	if err != nil {
 		return nil, err
 	}
@@ -102,8 +127,8 @@ func (c *Changes) shape(ctx context.Context, oid uint32) (*source.TableShape, er
 	return s, rows.Err()
 }
 
-func queryStrings(ctx context.Context, c *Changes, sql string, args ...any) ([]string, error) {
-	rows, err := c.src.pool.Query(ctx, sql, args...)
+func queryStrings(ctx context.Context, src *Source, sql string, args ...any) ([]string, error) {
+	rows, err := src.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
