@@ -44,7 +44,9 @@ func TestClassify(t *testing.T) {
 			delete(s.Columns, "discount")
 			s.Columns["rebate"] = source.ColumnShape{Num: 2, Type: "real"}
 		}), nil, false, KindColumnRenamed, ActStop},
-		{"pg varchar widened in place", pg, with(pg, func(s *source.TableShape) { s.Columns["name"] = source.ColumnShape{Num: 3, Type: "character varying(60)"} }), nil, false, KindTypeWidened, ActContinue},
+		{"pg varchar widened in place", pg, with(pg, func(s *source.TableShape) {
+			s.Columns["name"] = source.ColumnShape{Num: 3, Type: "character varying(60)"}
+		}), nil, false, KindTypeWidened, ActContinue},
 		{"pg varchar to text in place", pg, with(pg, func(s *source.TableShape) { s.Columns["name"] = source.ColumnShape{Num: 3, Type: "text"} }), nil, false, KindTypeWidened, ActContinue},
 		{"pg real to double rewrites", pg, with(pg, func(s *source.TableShape) {
 			s.Columns["discount"] = source.ColumnShape{Num: 2, Type: "double precision"}
@@ -57,7 +59,9 @@ func TestClassify(t *testing.T) {
 		{"pg rewrite keeping types", pg, with(pg, func(s *source.TableShape) { s.Storage = "101" }), nil, false, KindTableRewritten, ActRederive},
 		{"pg unmapped column added", pg, with(pg, func(s *source.TableShape) { s.Columns["extra"] = source.ColumnShape{Num: 5, Type: "int"} }), nil, false, KindColumnAdded, ActContinue},
 		{"pg unmapped column dropped", pg, with(pg, func(s *source.TableShape) { delete(s.Columns, "note") }), nil, false, KindColumnDropped, ActContinue},
-		{"pg not null added", pg, with(pg, func(s *source.TableShape) { s.Columns["name"] = source.ColumnShape{Num: 3, Type: "character varying(40)", NotNull: true} }), nil, false, KindNotNullAdded, ActContinue},
+		{"pg not null added", pg, with(pg, func(s *source.TableShape) {
+			s.Columns["name"] = source.ColumnShape{Num: 3, Type: "character varying(40)", NotNull: true}
+		}), nil, false, KindNotNullAdded, ActContinue},
 		{"pg key changed", pg, with(pg, func(s *source.TableShape) { s.Key = []string{"id", "name"} }), nil, false, KindPrimaryKey, ActStop},
 		{"table dropped", pg, nil, nil, false, KindTableDropped, ActStop},
 		{"table renamed", my, nil, &source.DDL{Kind: source.DDLRename, NewName: &source.TableRef{Name: "clients"}}, false, KindTableRenamed, ActStop},
