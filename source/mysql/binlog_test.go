@@ -44,6 +44,17 @@ func nextEvent(t *testing.T, ctx context.Context, st *Stream) source.Event {
 	}
 }
 
+// nextRows waits for the stream's next transaction, skipping schema
+// changes too.
+func nextRows(t *testing.T, ctx context.Context, st *Stream) source.Event {
+	t.Helper()
+	for {
+		if ev := nextEvent(t, ctx, st); ev.Txn != nil {
+			return ev
+		}
+	}
+}
+
 // Rows read from the binlog are the rows the text protocol reads, value
 // for value, for every type the reader converts; streaming starts both
 // from a GTID set and from a file and offset, and columns are matched by
@@ -86,7 +97,8 @@ func TestBinlogRowsMatchTextProtocol(t *testing.T) {
 			st, err := ch.Stream(ctx, from, []source.TableNeed{need})
 			require.NoError(t, err)
 			defer st.Close()
-			ev := nextEvent(t, ctx, st)
+			// The script's DROP TABLE IF EXISTS is a schema change first.
+			ev := nextRows(t, ctx, st)
 			require.NotNil(t, ev.Txn, "the INSERT of four rows")
 			if mode == "names" {
 				// Column names in the binlog: a table whose columns are read
@@ -98,7 +110,7 @@ func TestBinlogRowsMatchTextProtocol(t *testing.T) {
 				st, err = ch.Stream(ctx, from, []source.TableNeed{need})
 				require.NoError(t, err)
 				defer st.Close()
-				ev = nextEvent(t, ctx, st)
+				ev = nextRows(t, ctx, st)
 				require.NotNil(t, ev.Txn)
 			}
 			require.Len(t, ev.Txn.Changes, 4)
@@ -129,10 +141,23 @@ func TestBinlogRowsMatchTextProtocol(t *testing.T) {
 	}
 }
 
+// schemaChange waits for the stream's next event, which must be a schema
+// change of ref, and returns what the statement did.
+func schemaChange(t *testing.T, ctx context.Context, st *Stream, ref source.TableRef) *source.DDL {
+	t.Helper()
+	ev := nextEvent(t, ctx, st)
+	require.NotNil(t, ev.Schema, "a schema change, not %+v", ev.Txn)
+	require.Equal(t, ref, ev.Schema.Table)
+	require.NotNil(t, ev.Schema.DDL)
+	return ev.Schema.DDL
+}
+
 // Updates carry full before- and after-images, deletes the before-image;
-// DDL that drops or retypes a mapped column is a schema change, other DDL
-// is not, and TRUNCATE is a truncate change. Idle positions reach the
-// binlog's end.
+// DDL on a mapped table is a schema change carrying the parsed statement
+// (MariaDB's forms included, and Unparsed where the parser gives up),
+// DDL on other tables is nothing, TRUNCATE is a truncate change, and
+// rows after DDL decode by the table's new columns. Idle positions reach
+// the binlog's end.
 func TestBinlogChangesAndDDL(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -166,17 +191,20 @@ func TestBinlogChangesAndDDL(t *testing.T) {
 	require.NoError(t, err)
 	require.LessOrEqual(t, ch.Compare(ev.Txn.End, head), 0, "head is at or past the transaction (other tests share the binlog)")
 
-	// An unmapped column added in the middle: no schema change, and later
-	// rows decode by the new column order.
-	testenv.ExecSQL(t, "mysql", raw, `ALTER TABLE items ADD COLUMN extra int AFTER id;
+	// A column added in the middle: a schema change for sync to judge,
+	// and later rows decode by the new column order.
+	testenv.ExecSQL(t, "mysql", raw, `ALTER TABLE other ADD COLUMN x int;
+		ALTER TABLE items ADD COLUMN extra int AFTER id;
 		INSERT INTO items (id, extra, name, qty) VALUES (4, 44, 'four', 4);`)
+	require.Equal(t, &source.DDL{Statement: "ALTER TABLE items ADD COLUMN extra int AFTER id", Kind: source.DDLAlter, Added: []string{"extra"}},
+		schemaChange(t, ctx, st, ref), "none for the unmapped table before it")
 	ev = nextEvent(t, ctx, st)
-	require.NotNil(t, ev.Txn, "no schema change for an unmapped column")
+	require.NotNil(t, ev.Txn)
 	require.Equal(t, value.StringValue("four"), ev.Txn.Changes[0].New["name"])
 	require.Equal(t, value.IntValue(4), ev.Txn.Changes[0].New["qty"])
 
 	// Idle positions reach the binlog's end.
-	testenv.ExecSQL(t, "mysql", raw, `INSERT INTO other VALUES (2);`)
+	testenv.ExecSQL(t, "mysql", raw, `INSERT INTO other (id) VALUES (2);`)
 	head, err = ch.Head(ctx)
 	require.NoError(t, err)
 	for idle := source.Position(""); idle == "" || ch.Compare(idle, head) < 0; {
@@ -189,20 +217,55 @@ func TestBinlogChangesAndDDL(t *testing.T) {
 		}
 	}
 
+	// TRUNCATE is a change of its transaction, not a schema change.
 	testenv.ExecSQL(t, "mysql", raw, `TRUNCATE TABLE items`)
 	ev = nextEvent(t, ctx, st)
 	require.NotNil(t, ev.Txn)
 	require.Equal(t, []source.Change{{Table: ref, Op: source.Truncate}}, ev.Txn.Changes)
 
-	testenv.ExecSQL(t, "mysql", raw, `ALTER TABLE items MODIFY qty bigint`)
-	ev = nextEvent(t, ctx, st)
-	require.NotNil(t, ev.Schema)
-	require.Equal(t, ref, ev.Schema.Table)
+	testenv.ExecSQL(t, "mysql", raw, `ALTER TABLE items MODIFY qty bigint NOT NULL`)
+	require.Equal(t, []source.ColumnModify{{Name: "qty", NewName: "qty", Type: "bigint(20)", NotNull: true}}, schemaChange(t, ctx, st, ref).Modified)
+	shapes, err := ch.Shapes(ctx, []source.TableRef{ref})
+	require.NoError(t, err)
+	require.Equal(t, source.ColumnShape{Type: "bigint(20)", NotNull: true}, shapes[ref].Columns["qty"], "the parsed type is the one the server prints")
 
-	testenv.ExecSQL(t, "mysql", raw, "ALTER TABLE items RENAME COLUMN name TO title")
+	testenv.ExecSQL(t, "mysql", raw, "ALTER TABLE `items` RENAME COLUMN NAME TO title")
+	require.Equal(t, map[string]string{"name": "title"}, schemaChange(t, ctx, st, ref).Renamed, "the old name as the table spells it")
+
+	// MariaDB's forms, which the parser is given rewritten.
+	testenv.ExecSQL(t, "mysql", raw, "/* by hand */ ALTER ONLINE TABLE items DROP COLUMN IF EXISTS note")
+	require.Equal(t, []string{"note"}, schemaChange(t, ctx, st, ref).Dropped)
+	testenv.ExecSQL(t, "mysql", raw, "ALTER TABLE items FORCE")
+	require.True(t, schemaChange(t, ctx, st, ref).Rebuild)
+	testenv.ExecSQL(t, "mysql", raw, "OPTIMIZE TABLE items")
+	d := schemaChange(t, ctx, st, ref)
+	require.Equal(t, source.DDLOptimize, d.Kind)
+
+	// What the parser rejects is Unparsed, for sync to re-derive.
+	testenv.ExecSQL(t, "mysql", raw, "ALTER TABLE items ADD COLUMN u uuid")
+	require.Equal(t, &source.DDL{Statement: "ALTER TABLE items ADD COLUMN u uuid", Kind: source.DDLOther, Unparsed: true}, schemaChange(t, ctx, st, ref))
+
+	// The cut-over of an online schema change: the name now holds another
+	// table, whose rows decode by its columns.
+	testenv.ExecSQL(t, "mysql", raw, `CREATE TABLE items_new (id int PRIMARY KEY, title varchar(20), label text) ENGINE=InnoDB;
+		RENAME TABLE items TO items_old, items_new TO items;
+		INSERT INTO items VALUES (5, 'five', 'l');`)
+	require.Equal(t, source.DDLReplace, schemaChange(t, ctx, st, ref).Kind)
 	ev = nextEvent(t, ctx, st)
-	require.NotNil(t, ev.Schema)
-	require.Equal(t, ref, ev.Schema.Table)
+	require.NotNil(t, ev.Txn)
+	require.Equal(t, map[string]value.Value{"id": value.IntValue(5), "title": value.StringValue("five"), "label": value.StringValue("l")}, ev.Txn.Changes[0].New)
+
+	// A rename away, then a drop.
+	testenv.ExecSQL(t, "mysql", raw, "RENAME TABLE items TO items_gone")
+	d = schemaChange(t, ctx, st, ref)
+	require.Equal(t, source.DDLRename, d.Kind)
+	require.Equal(t, &source.TableRef{Name: "items_gone"}, d.NewName, "named as the mapping names the table")
+	testenv.ExecSQL(t, "mysql", raw, "RENAME TABLE items_gone TO items; DROP TABLE IF EXISTS items_old, items")
+	require.Equal(t, source.DDLReplace, schemaChange(t, ctx, st, ref).Kind, "the name holds a table again")
+	require.Equal(t, source.DDLDrop, schemaChange(t, ctx, st, ref).Kind)
+	shapes, err = ch.Shapes(ctx, []source.TableRef{ref})
+	require.NoError(t, err)
+	require.Empty(t, shapes, "a table that does not exist has no shape")
 }
 
 // Check names each missing prerequisite with its fix.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 
@@ -208,45 +209,103 @@ func (d *binlogDecoder) rows(et replication.EventType, e *replication.RowsEvent)
 	return nil
 }
 
-// ddlVerb finds statements that change a table's definition.
-var ddlVerb = regexp.MustCompile(`(?i)^\s*(?:/\*.*?\*/\s*)*(alter|drop|rename|truncate|create\s+or\s+replace)\b`)
+// ddlVerb finds statements that may change a table's definition, or its
+// rows without row events.
+var ddlVerb = regexp.MustCompile(`(?is)^\s*` + leadingComments + `(alter|drop|rename|truncate|create\s+or\s+replace|optimize)\b`)
 
-// ddl looks at a statement logged as a query. When it names a mapped
-// table, the table is read again from information_schema (the stream
-// decodes later rows with the new column order) and a schema change is
-// reported for sync to judge. TRUNCATE returns the tables it empties.
+// ddl looks at a statement logged as a query. Each mapped table it
+// changes is read again from information_schema (the stream decodes later
+// rows with the new column order) and gets a schema change carrying the
+// parsed statement, for sync to judge. TRUNCATE is no schema change: it
+// returns the tables it empties, which are changes of the transaction.
 func (d *binlogDecoder) ddl(ctx context.Context, schema, q string) ([]*source.SchemaChange, []source.TableRef, error) {
 	m := ddlVerb.FindStringSubmatch(q)
 	if m == nil {
 		return nil, nil, nil
 	}
-	truncate := strings.EqualFold(m[1], "truncate")
-	text := strings.ReplaceAll(q, "`", "")
-	var truncated []source.TableRef
+	if schema == "" {
+		schema = d.db
+	}
+	parsed, err := parseDDL(schema, q)
+	if err != nil {
+		parsed = d.unparsed(schema, q, strings.EqualFold(m[1], "truncate"))
+	}
 	var changes []*source.SchemaChange
-	for ref, st := range d.tables {
-		if !mentions(text, schema, ref) {
-			continue
+	var truncated []source.TableRef
+	for _, td := range parsed {
+		for _, ref := range d.refs() {
+			if !covers(td.Ref, ref) {
+				continue
+			}
+			st := d.tables[ref]
+			mapped := st.need.Table.Ref
+			if td.DDL.Kind == source.DDLTruncate {
+				truncated = append(truncated, mapped)
+				continue
+			}
+			ddl := canonicalColumns(td.DDL, st.table)
+			if ddl.NewName != nil && mapped.Schema == "" && strings.EqualFold(ddl.NewName.Schema, d.db) {
+				ddl.NewName.Schema = "" // named as the mapping names the table
+			}
+			now, err := d.c.src.Introspect(ctx, []source.TableRef{mapped})
+			if err != nil {
+				return nil, nil, fmt.Errorf("reading %s again after DDL: %w", mapped, err)
+			}
+			if t := now[mapped]; t != nil {
+				st.table = t
+			}
+			changes = append(changes, &source.SchemaChange{Table: mapped, DDL: ddl})
 		}
-		if truncate {
-			truncated = append(truncated, st.need.Table.Ref)
-			continue
-		}
-		now, err := d.c.src.Introspect(ctx, []source.TableRef{st.need.Table.Ref})
-		if err != nil {
-			return nil, nil, fmt.Errorf("reading %s again after DDL: %w", ref, err)
-		}
-		if t := now[st.need.Table.Ref]; t != nil {
-			st.table = t
-		}
-		changes = append(changes, &source.SchemaChange{Table: st.need.Table.Ref,
-			DDL: &source.DDL{Statement: q, Kind: source.DDLOther, Unparsed: true}})
 	}
 	return changes, truncated, nil
 }
 
-// mentions says whether a statement (backticks removed) names the table,
-// as schema.table or, in the statement's default schema, as table.
+// unparsed stands for a statement the parser rejects: every mapped table
+// it names is truncated (TRUNCATE) or gets an Unparsed DDL, so that sync
+// re-derives the table rather than miss a change.
+func (d *binlogDecoder) unparsed(schema, q string, truncate bool) []tableDDL {
+	text := strings.NewReplacer("`", "", `"`, "").Replace(q)
+	var out []tableDDL
+	for _, ref := range d.refs() {
+		if !mentions(text, schema, ref) {
+			continue
+		}
+		ddl := &source.DDL{Statement: cut(q), Kind: source.DDLOther, Unparsed: true}
+		if truncate {
+			ddl = &source.DDL{Statement: cut(q), Kind: source.DDLTruncate}
+		}
+		out = append(out, tableDDL{Ref: ref, DDL: ddl})
+	}
+	return out
+}
+
+// refs are the mapped tables in a fixed order, so that one statement's
+// schema changes always come in the same order.
+func (d *binlogDecoder) refs() []source.TableRef {
+	refs := make([]source.TableRef, 0, len(d.tables))
+	for ref := range d.tables {
+		refs = append(refs, ref)
+	}
+	sort.Slice(refs, func(i, j int) bool {
+		if refs[i].Schema != refs[j].Schema {
+			return refs[i].Schema < refs[j].Schema
+		}
+		return refs[i].Name < refs[j].Name
+	})
+	return refs
+}
+
+// covers says whether a table a statement changes is the mapped table
+// ref (schema filled in); a name-less table stands for its whole schema.
+func covers(changed, ref source.TableRef) bool {
+	if changed.Name == "" {
+		return strings.EqualFold(changed.Schema, ref.Schema)
+	}
+	return sameTable(changed, ref)
+}
+
+// mentions says whether a statement (quotes removed) names the table, as
+// schema.table or, in the statement's default schema, as table.
 func mentions(text, defaultSchema string, ref source.TableRef) bool {
 	re := regexp.MustCompile(`(?i)(^|[\s,(])(?:([A-Za-z0-9_$]+)\.)?` + regexp.QuoteMeta(ref.Name) + `($|[\s,;(])`)
 	for _, m := range re.FindAllStringSubmatch(text, -1) {
@@ -254,7 +313,7 @@ func mentions(text, defaultSchema string, ref source.TableRef) bool {
 		if qual == "" {
 			qual = defaultSchema
 		}
-		if qual == ref.Schema {
+		if strings.EqualFold(qual, ref.Schema) {
 			return true
 		}
 	}

@@ -46,11 +46,10 @@ type Stream struct {
 }
 
 // streamTable is a mapped table as the stream decodes it: its columns as
-// of now (re-read after DDL) and the column types when streaming began.
+// of now (re-read after DDL).
 type streamTable struct {
 	need  *source.TableNeed
 	table *source.Table
-	types map[string]string
 }
 
 // Stream implements cdc.ChangeSource: it connects as a replica under the
@@ -73,11 +72,7 @@ func (c *Changes) Stream(ctx context.Context, from source.Position, needs []sour
 		if ref.Schema == "" {
 			ref.Schema = cfg.DBName
 		}
-		st := &streamTable{need: n, table: n.Table, types: map[string]string{}}
-		for _, col := range n.Table.Columns {
-			st.types[col.Name] = col.DBType
-		}
-		tables[ref] = st
+		tables[ref] = &streamTable{need: n, table: n.Table}
 		if len(n.Table.PrimaryKey) > 0 {
 			keyed[n.Table.Ref] = n.Table
 		}
