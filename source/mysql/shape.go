@@ -9,41 +9,51 @@ import (
 	"github.com/dynafold/dynafold/source"
 )
 
-var _ source.Shaper = (*Changes)(nil)
+var (
+	_ source.Shaper = (*Source)(nil)
+	_ source.Shaper = (*Changes)(nil)
+)
 
 // Shapes implements source.Shaper from information_schema: each column's
-// COLUMN_TYPE (see lowerType) and nullability, and the primary key's columns in order. A
-// table named without a schema is in the DSN's database; the result is
-// keyed by the refs as given, and a table that does not exist is absent.
+// COLUMN_TYPE (see lowerType) and nullability, and the primary key's
+// columns in order. A table named without a schema is in the DSN's
+// database; the result is keyed by the refs as given, and a table that
+// does not exist is absent. Sync asks the Source when its mapping no
+// longer loads, the Changes while it streams.
 //
-// Columns carry no Num: MySQL's ORDINAL_POSITION says where a column is,
-// not which column it is, so a column dropped and added again under its
-// name is told apart by its type alone.
-func (c *Changes) Shapes(ctx context.Context, refs []source.TableRef) (map[source.TableRef]*source.TableShape, error) {
+// Columns carry no Num and shapes no ID: MySQL's ORDINAL_POSITION says
+// where a column is, not which column it is, and the binlog, not an ID,
+// tells a table dropped and created again.
+func (s *Source) Shapes(ctx context.Context, refs []source.TableRef) (map[source.TableRef]*source.TableShape, error) {
 	out := map[source.TableRef]*source.TableShape{}
 	for _, ref := range refs {
-		s, err := c.shape(ctx, ref)
+		sh, err := s.shape(ctx, ref)
 		if err != nil {
 			return nil, err
 		}
-		if s != nil {
-			out[ref] = s
+		if sh != nil {
+			out[ref] = sh
 		}
 	}
 	return out, nil
 }
 
+// Shapes implements source.Shaper for sync's stream.
+func (c *Changes) Shapes(ctx context.Context, refs []source.TableRef) (map[source.TableRef]*source.TableShape, error) {
+	return c.src.Shapes(ctx, refs)
+}
+
 // shape reads one table's shape; nil when it does not exist.
-func (c *Changes) shape(ctx context.Context, ref source.TableRef) (*source.TableShape, error) {
-	db := c.src.db
+func (s *Source) shape(ctx context.Context, ref source.TableRef) (*source.TableShape, error) {
+	db := s.db
 	rows, err := db.QueryContext(ctx, `
 		SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE = 'NO'
 		FROM information_schema.COLUMNS
 		WHERE TABLE_SCHEMA = COALESCE(NULLIF(?, ''), DATABASE()) AND TABLE_NAME = ?`, ref.Schema, ref.Name)
 	if err != nil {
-		return nil, fmt.Errorf("reading the shape of %s: %w", ref, c.src.dsn.RedactError(err))
+		return nil, fmt.Errorf("reading the shape of %s: %w", ref, s.dsn.RedactError(err))
 	}
-	s := &source.TableShape{Columns: map[string]source.ColumnShape{}}
+	sh := &source.TableShape{Columns: map[string]source.ColumnShape{}}
 	for rows.Next() {
 		var name, typ string
 		var notNull bool
@@ -51,13 +61,13 @@ func (c *Changes) shape(ctx context.Context, ref source.TableRef) (*source.Table
 			rows.Close()
 			return nil, fmt.Errorf("reading the shape of %s: %w", ref, err)
 		}
-		s.Columns[name] = source.ColumnShape{Type: lowerType(typ), NotNull: notNull}
+		sh.Columns[name] = source.ColumnShape{Type: lowerType(typ), NotNull: notNull}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reading the shape of %s: %w", ref, c.src.dsn.RedactError(err))
+		return nil, fmt.Errorf("reading the shape of %s: %w", ref, s.dsn.RedactError(err))
 	}
 	rows.Close()
-	if len(s.Columns) == 0 {
+	if len(sh.Columns) == 0 {
 		return nil, nil // no such table
 	}
 	keys, err := db.QueryContext(ctx, `
@@ -66,7 +76,7 @@ func (c *Changes) shape(ctx context.Context, ref source.TableRef) (*source.Table
 		WHERE TABLE_SCHEMA = COALESCE(NULLIF(?, ''), DATABASE()) AND TABLE_NAME = ? AND INDEX_NAME = 'PRIMARY'
 		ORDER BY SEQ_IN_INDEX`, ref.Schema, ref.Name)
 	if err != nil {
-		return nil, fmt.Errorf("reading the primary key of %s: %w", ref, c.src.dsn.RedactError(err))
+		return nil, fmt.Errorf("reading the primary key of %s: %w", ref, s.dsn.RedactError(err))
 	}
 	defer keys.Close()
 	for keys.Next() {
@@ -74,12 +84,12 @@ func (c *Changes) shape(ctx context.Context, ref source.TableRef) (*source.Table
 		if err := keys.Scan(&col); err != nil {
 			return nil, fmt.Errorf("reading the primary key of %s: %w", ref, err)
 		}
-		s.Key = append(s.Key, col)
+		sh.Key = append(sh.Key, col)
 	}
 	if err := keys.Err(); err != nil {
-		return nil, fmt.Errorf("reading the primary key of %s: %w", ref, c.src.dsn.RedactError(err))
+		return nil, fmt.Errorf("reading the primary key of %s: %w", ref, s.dsn.RedactError(err))
 	}
-	return s, nil
+	return sh, nil
 }
 
 // lowerType lowercases a COLUMN_TYPE but for its quoted enum and set

@@ -11,7 +11,7 @@ import (
 	"github.com/dynafold/dynafold/source"
 )
 
-// Shapes are information_schema's column types (enum values keep their
+// Shapes, the Source's and the Changes', are information_schema's column types (enum values keep their
 // case), nullability and the primary key in key order, keyed by the refs
 // as given, whether they name the DSN's database or not; a table that
 // does not exist is absent.
@@ -25,8 +25,12 @@ func TestShapes(t *testing.T) {
 	parcels, qualified := source.TableRef{Name: "parcels"}, source.TableRef{Schema: cfg.DBName, Name: "parcels"}
 	loose, gone := source.TableRef{Name: "loose"}, source.TableRef{Name: "gone"}
 
-	got, err := src.NewChanges(1).Shapes(ctx, []source.TableRef{parcels, qualified, loose, gone})
+	refs := []source.TableRef{parcels, qualified, loose, gone}
+	got, err := src.Shapes(ctx, refs)
 	require.NoError(t, err)
+	viaChanges, err := src.NewChanges(1).Shapes(ctx, refs)
+	require.NoError(t, err)
+	require.Equal(t, got, viaChanges)
 	want := &source.TableShape{Columns: map[string]source.ColumnShape{
 		"a":    {Type: "varchar(10)", NotNull: true},
 		"b":    {Type: "int(11)", NotNull: true},
