@@ -157,6 +157,10 @@ func classify(in schemaInput) []SchemaFinding {
 		}
 		if renamed != nil {
 			add("", KindTableRenamed, ActStop, "was renamed to "+renamed.String(), "rename it back and rerun sync; or update the mapping to the new name (a changed mapping starts over: dynafold sync cleanup, then sync again)")
+		} else if in.ddl == nil && in.was != nil && in.was.ID == "" {
+			// No table identity (MySQL) and no statement: a rename and a
+			// drop look the same.
+			add("", KindTableDropped, ActStop, "is gone (dropped, or renamed)", "restore the table, or rename it back, and rerun sync; or change the mapping (a changed mapping starts over: dynafold sync cleanup, then sync again)")
 		} else {
 			add("", KindTableDropped, ActStop, "was dropped", "restore the table and rerun sync; or remove it from the mapping (a changed mapping starts over: dynafold sync cleanup, then sync again)")
 		}
@@ -279,11 +283,18 @@ func classifyDDL(in schemaInput, mapped func(string) bool) []SchemaFinding {
 		add("", KindUnknownDDL, ActRederive, "was changed by a statement dynafold cannot parse ("+clip(d.Statement)+"): its rows are read again", "")
 		return out
 	case d.Kind == source.DDLReplace:
-		add("", KindTableReplaced, ActRederive, "was replaced (CREATE OR REPLACE): its rows are read again", "")
+		add("", KindTableReplaced, ActRederive, "was replaced by another table (CREATE OR REPLACE, or RENAME TABLE onto its name): its rows are read again", "")
 		out[0].Sweep = true
 		return out
 	case d.Kind == source.DDLTruncate:
 		return out // the truncation is a change of the transaction
+	case d.Kind == source.DDLDrop, d.Kind == source.DDLRename && d.NewName != nil:
+		// Gone at the statement, there again now: dropped (or renamed
+		// away) and created again, as a script's DROP TABLE IF EXISTS
+		// before CREATE does. Its rows are another table's.
+		add("", KindTableReplaced, ActRederive, "was dropped and created again: its rows are read again", "")
+		out[0].Sweep = true
+		return out
 	}
 	if d.PrimaryKey && in.was != nil && !slices.Equal(in.was.Key, in.now.Key) {
 		add("", KindPrimaryKey, ActStop, fmt.Sprintf("has another primary key (%s, it was %s)", strings.Join(in.now.Key, ", "), strings.Join(in.was.Key, ", ")), fixKey)

@@ -74,8 +74,9 @@ type ColumnModify struct {
 	// Name is the column's name before the statement; NewName its name
 	// after (equal for MODIFY).
 	Name, NewName string
-	// Type is the new type as the statement writes it ("varchar(60)",
-	// "bigint unsigned").
+	// Type is the new type as the server prints it ("varchar(60)",
+	// "int(10) unsigned"), for messages: sync compares the types Shapes
+	// reads.
 	Type string
 	// NotNull is set when the new definition says NOT NULL.
 	NotNull bool

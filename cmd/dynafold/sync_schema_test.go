@@ -308,14 +308,20 @@ var schemaScenarios = []schemaScenario{
 			{name: "table_rebuilt/force", ddl: []string{"ALTER TABLE customers FORCE"},
 				change: "UPDATE customers SET city = 'Zittau' WHERE " + customerQuick,
 				want:   goesOn("customers", "", "table_rebuilt")},
+			// Renamed while sync is stopped, the mapping no longer loads
+			// before the binlog's RENAME COLUMN is read; MySQL has no
+			// column numbers to tell a rename from a drop, so the stop
+			// names both.
 			{name: "column_renamed", ddl: []string{"ALTER TABLE customers RENAME COLUMN contact_name TO contact"},
 				change: "UPDATE customers SET contact = 'Horst Kloß' WHERE " + customerQuick,
-				want:   stops("customers", "contact_name", "column_renamed"),
+				want:   stops("customers", "contact_name", "column_dropped", "renamed to one of contact"),
 				after: &schemaStep{name: "renamed back", ddl: []string{"ALTER TABLE customers RENAME COLUMN contact TO contact_name"},
 					change: "UPDATE customers SET city = 'Görlitz' WHERE " + customerQuick, want: schemaWant{}}},
+			// As for a column: renamed while sync is stopped, and no table
+			// identity in MySQL to tell it from a drop.
 			{name: "table_renamed", ddl: []string{"RENAME TABLE order_details TO order_lines"},
 				change: "UPDATE order_lines SET quantity = 7 WHERE " + line10248,
-				want:   stops("order_details", "", "table_renamed")},
+				want:   stops("order_details", "", "table_dropped", "dropped, or renamed")},
 		},
 	}},
 	{name: "rederives", steps: map[string][]schemaStep{
