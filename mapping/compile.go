@@ -84,6 +84,10 @@ func Compile(cfg *Config, schema *Schema, opts Options) (*Plan, error) {
 		}
 	}
 	p.Warnings = patternWarnings(cfg, p.Table)
+	if len(errs) == 0 {
+		// Only once every entity compiled: a broken one writes nothing.
+		checkPatternAttributes(cfg, p, &errs)
+	}
 	if err := errs.err(); err != nil {
 		return nil, err
 	}

@@ -228,11 +228,55 @@ type ItemSpec struct {
 	Inherit *bool `yaml:"inherit_attributes"`
 }
 
-// AccessPattern is a query the design must answer, with expectations.
+// AccessPattern is a query the design must answer, with expectations,
+// and optionally its SQL meaning: the application's query it replaces,
+// which patterns --compare-source runs beside it (see docs/shadow.md).
 type AccessPattern struct {
 	Name   string        `yaml:"name"`
 	Query  PatternQuery  `yaml:"query"`
 	Expect *PatternCheck `yaml:"expect"`
+	// Params says where the values of the query's ${name} and the SQL's
+	// :name come from. Without it the query is literal, as written.
+	Params *PatternParams `yaml:"params"`
+	// SQL is the application's query, with the same :name parameters.
+	SQL *PatternSQL `yaml:"sql"`
+	// Compare says how a returned item corresponds to a returned row.
+	Compare *PatternCompare `yaml:"compare"`
+}
+
+// PatternParams is where a pattern's parameters come from: one of a
+// read-only SQL query whose named columns are the parameters (sampled),
+// or literal tuples.
+type PatternParams struct {
+	SQL    string           `yaml:"sql"`
+	Values []map[string]any `yaml:"values"`
+}
+
+// PatternSQL is a pattern's SQL meaning: one text for both engines (a
+// string in the file), or one per engine ({postgres: …, mysql: …}).
+type PatternSQL struct {
+	Postgres string `yaml:"postgres"`
+	MySQL    string `yaml:"mysql"`
+	// shared records that the file gave one text for both.
+	shared bool
+}
+
+// For returns the text for a driver ("postgres" or "mysql"), "" when the
+// file gives none for it.
+func (s *PatternSQL) For(driver string) string {
+	if driver == "mysql" {
+		return s.MySQL
+	}
+	return s.Postgres
+}
+
+// PatternCompare pairs returned items with returned rows: item attribute
+// ← column, or a template over the row's columns ("${first} ${last}").
+type PatternCompare struct {
+	Attributes OrderedMap[string] `yaml:"attributes"`
+	// Ordered compares in order (for SQL with ORDER BY); otherwise the
+	// answers compare as multisets.
+	Ordered bool `yaml:"ordered"`
 }
 
 // PatternQuery is a DynamoDB Query.

@@ -145,6 +145,7 @@ func validatePattern(path string, p *AccessPattern, ts *TableSchema, errs *Error
 		errs.add(path+".query.shards", "shards: N expands ${shard} in pk over 0..N-1; pk has no ${shard}")
 	}
 	validateCounts(path+".expect", p.Expect, errs)
+	validatePatternMeaning(path, p, errs)
 }
 
 // validateCounts checks that a pattern's count expectations can all hold.

@@ -15,18 +15,32 @@ func (a *app) patternsCommand() *cobra.Command {
 		Long: `Runs every query under access_patterns: against the target table (the
 source is not needed) and prints, per pattern, the keys of the items returned,
 the pages read and the read capacity consumed, and whether each expectation
-holds. Exit 0 when all hold, 3 when one does not.`,
+holds. Exit 0 when all hold, 3 when one does not.
+
+With --compare-source, every pattern that gives its SQL meaning (sql:,
+params:, compare:) is also run against the source, in one read-only
+snapshot, for --samples parameter tuples chosen by --seed, and its items are
+compared with the SQL's rows, values converted as the mapping converts them.
+Exit 0 when all agree, 3 on a mismatch, 2 for a mapping error (see
+docs/shadow.md).`,
 		Args: cobra.NoArgs,
 		RunE: a.runPatterns,
 	}
 	cmd.Flags().Bool("items", false, "print the items each pattern returns")
 	cmd.Flags().String("only", "", "run only the patterns whose name contains this text")
+	cmd.Flags().Bool("compare-source", false, "also run each pattern's sql: against the source and compare the answers (see docs/shadow.md)")
+	cmd.Flags().Int("samples", 100, "with --compare-source: parameter tuples compared per pattern")
+	cmd.Flags().Uint64("seed", 1, "with --compare-source: chooses the sampled parameter tuples")
+	cmd.Flags().Int("concurrency", 4, "with --compare-source: comparisons run at once")
 	return cmd
 }
 
 func (a *app) runPatterns(cmd *cobra.Command, _ []string) (err error) {
 	rep := a.newReport("patterns")
 	defer func() { err = a.finishReport(rep, err) }()
+	if a.v.GetBool("compare-source") {
+		return a.runPatternsCompare(cmd, rep)
+	}
 	l, err := a.load()
 	if err != nil {
 		return err
