@@ -29,7 +29,7 @@ const sampledPortfolioPatterns = `access_patterns:
       mysql: |
         SELECT 'portfolio' AS type, id AS portfolio_id, NULL AS server_id, NULL AS database_id FROM portfolios WHERE id = :portfolio
         UNION ALL SELECT 'server', portfolio_id, id, NULL FROM servers WHERE portfolio_id = :portfolio
-        UNION ALL SELECT 'database', s.portfolio_id, d.server_id, d.id FROM `+"`databases`"+` d JOIN servers s ON s.id = d.server_id WHERE s.portfolio_id = :portfolio
+        UNION ALL SELECT 'database', s.portfolio_id, d.server_id, d.id FROM ` + "`databases`" + ` d JOIN servers s ON s.id = d.server_id WHERE s.portfolio_id = :portfolio
     compare: {attributes: {_type: type, PortfolioID: portfolio_id, ServerID: server_id, DatabaseID: database_id}}
   - name: servers of a portfolio
     query: {pk: "${portfolio}", sk_begins_with: "SERVER#"}
@@ -39,7 +39,7 @@ const sampledPortfolioPatterns = `access_patterns:
   - name: databases of a server
     query: {index: GSI1, pk: "${portfolio}#${server}", sk_begins_with: "DATABASE#"}
     params: {sql: "SELECT portfolio_id AS portfolio, id AS server FROM servers"}
-    sql: {postgres: "SELECT id, server_id FROM databases WHERE server_id = :server", mysql: "SELECT id, server_id FROM `+"`databases`"+` WHERE server_id = :server"}
+    sql: {postgres: "SELECT id, server_id FROM databases WHERE server_id = :server", mysql: "SELECT id, server_id FROM ` + "`databases`" + ` WHERE server_id = :server"}
     compare: {attributes: {DatabaseID: id, ServerID: server_id}}
   - name: portfolio by id
     query: {pk: "${portfolio}", sk: "PORTFOLIO"}
