@@ -38,6 +38,58 @@ type Sync interface {
 	Confirmed() (source.Position, bool)
 }
 
+// Comparer is the comparing itself, split in its two halves so that the
+// runner can wait between them; *patterns.Shadow with a DynamoDB client
+// (Patterns) is the real one. Its methods are called concurrently.
+type Comparer interface {
+	// Patterns are the names of the patterns compared, by index.
+	Patterns() []string
+	// Tuples reads pattern i's parameter tuples in sess.
+	Tuples(ctx context.Context, sess source.ReadOnlySession, i int) ([]value.Row, error)
+	// Params says a tuple of pattern i, for the log.
+	Params(i int, tuple value.Row) string
+	// ReadSQL runs pattern i's SQL for tuple in sess.
+	ReadSQL(ctx context.Context, sess source.ReadOnlySession, i int, tuple value.Row) (Answer, error)
+	// Check compares DynamoDB's answer with a: nil when they agree;
+	// global when the query read a global secondary index.
+	Check(ctx context.Context, a Answer) (m *patterns.Mismatch, global bool, err error)
+}
+
+// Answer is the SQL half of one comparison.
+type Answer interface {
+	// Same reports whether the rows are those of b, in b's order.
+	Same(b Answer) bool
+}
+
+// Patterns is the real Comparer: the patterns package's comparison, with
+// the DynamoDB client it queries.
+func Patterns(sh *patterns.Shadow, api patterns.QueryAPI) Comparer { return realComparer{sh, api} }
+
+type realComparer struct {
+	sh  *patterns.Shadow
+	api patterns.QueryAPI
+}
+
+type realAnswer struct{ a patterns.SQLAnswer }
+
+func (a realAnswer) Same(b Answer) bool {
+	o, ok := b.(realAnswer)
+	return ok && a.a.Same(o.a)
+}
+
+func (c realComparer) Patterns() []string { return c.sh.Patterns() }
+func (c realComparer) Tuples(ctx context.Context, sess source.ReadOnlySession, i int) ([]value.Row, error) {
+	return c.sh.Tuples(ctx, sess, i)
+}
+func (c realComparer) Params(i int, tuple value.Row) string { return c.sh.Params(i, tuple) }
+func (c realComparer) ReadSQL(ctx context.Context, sess source.ReadOnlySession, i int, tuple value.Row) (Answer, error) {
+	a, err := c.sh.ReadSQL(ctx, sess, i, tuple)
+	return realAnswer{a}, err
+}
+func (c realComparer) Check(ctx context.Context, a Answer) (*patterns.Mismatch, bool, error) {
+	return c.sh.Check(ctx, c.api, a.(realAnswer).a)
+}
+
 // Defaults of Options.
 const (
 	DefaultRate = 10
@@ -85,11 +137,10 @@ type Counts struct {
 
 // Runner compares the patterns of a Shadow continuously. Run it once.
 type Runner struct {
-	sh    *patterns.Shadow
+	sh    Comparer
 	src   source.ReadOnlyQuerier
 	pos   Positions
 	sync  Sync
-	api   patterns.QueryAPI
 	opts  Options
 	names []string
 	count []counts
@@ -97,10 +148,10 @@ type Runner struct {
 
 type counts struct{ comparisons, mismatches, skipped atomic.Int64 }
 
-// New returns a Runner that reads the source through src (a source of
-// its own, apart from sync's connections), positions through pos, sync's
-// progress through s, and DynamoDB through api.
-func New(sh *patterns.Shadow, src source.ReadOnlyQuerier, pos Positions, s Sync, api patterns.QueryAPI, opts Options) *Runner {
+// New returns a Runner that compares through sh, reads the source
+// through src (a source of its own, apart from sync's connections),
+// positions through pos and sync's progress through s.
+func New(sh Comparer, src source.ReadOnlyQuerier, pos Positions, s Sync, opts Options) *Runner {
 	if opts.Rate <= 0 {
 		opts.Rate = DefaultRate
 	}
@@ -120,7 +171,7 @@ func New(sh *patterns.Shadow, src source.ReadOnlyQuerier, pos Positions, s Sync,
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	names := sh.Patterns()
-	return &Runner{sh: sh, src: src, pos: pos, sync: s, api: api, opts: opts, names: names, count: make([]counts, len(names))}
+	return &Runner{sh: sh, src: src, pos: pos, sync: s, opts: opts, names: names, count: make([]counts, len(names))}
 }
 
 // Counts are every pattern's comparisons so far, in the mapping's order.
@@ -275,7 +326,7 @@ func (r *Runner) compare(ctx context.Context, i int, tuple value.Row) {
 }
 
 type roundResult struct {
-	sql patterns.SQLAnswer
+	sql Answer
 	m   *patterns.Mismatch
 }
 
@@ -291,7 +342,7 @@ func (r *Runner) round(ctx context.Context, i int, tuple value.Row) (roundResult
 	if err := r.waitPast(ctx, at); err != nil {
 		return roundResult{}, err
 	}
-	m, global, err := r.sh.Check(ctx, r.api, a)
+	m, global, err := r.sh.Check(ctx, a)
 	if err != nil {
 		return roundResult{}, err
 	}
@@ -301,7 +352,7 @@ func (r *Runner) round(ctx context.Context, i int, tuple value.Row) (roundResult
 		case <-ctx.Done():
 			return roundResult{}, ctx.Err()
 		}
-		if m, _, err = r.sh.Check(ctx, r.api, a); err != nil {
+		if m, _, err = r.sh.Check(ctx, a); err != nil {
 			return roundResult{}, err
 		}
 	}
@@ -316,21 +367,21 @@ func (r *Runner) round(ctx context.Context, i int, tuple value.Row) (roundResult
 // TRANSACTION WITH CONSISTENT SNAPSHOT), so it is at or after the
 // snapshot's own; waiting for it waits at most for the transactions
 // committed in between, and never too little.
-func (r *Runner) readSQL(ctx context.Context, i int, tuple value.Row) (patterns.SQLAnswer, source.Position, error) {
+func (r *Runner) readSQL(ctx context.Context, i int, tuple value.Row) (Answer, source.Position, error) {
 	sess, err := r.src.ReadOnly(ctx)
 	if err != nil {
-		return patterns.SQLAnswer{}, "", err
+		return nil, "", err
 	}
 	a, err := r.sh.ReadSQL(ctx, sess, i, tuple)
 	// The snapshot is no longer needed: the connection goes back to the
 	// pool before Head takes one.
 	sess.Close()
 	if err != nil {
-		return patterns.SQLAnswer{}, "", err
+		return nil, "", err
 	}
 	at, err := r.pos.Head(ctx)
 	if err != nil {
-		return patterns.SQLAnswer{}, "", fmt.Errorf("reading the source's position: %w", err)
+		return nil, "", fmt.Errorf("reading the source's position: %w", err)
 	}
 	return a, at, nil
 }

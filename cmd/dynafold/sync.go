@@ -541,7 +541,7 @@ func (a *app) startShadow(ctx context.Context, l *loaded, dsn source.DSN, slot s
 	if len(sh.Patterns()) == 0 {
 		a.log.Warn("--shadow-patterns: no access pattern has sql:, nothing to compare")
 	}
-	run = shadow.New(sh, ro, positions, live, api, shadow.Options{Rate: rate, Refresh: refresh, Logger: a.log, Metrics: series})
+	run = shadow.New(shadow.Patterns(sh, api), ro, positions, live, shadow.Options{Rate: rate, Refresh: refresh, Logger: a.log, Metrics: series})
 	sctx, cancel := context.WithCancel(ctx)
 	g, gctx := errgroup.WithContext(sctx)
 	g.Go(func() error { return run.Run(gctx) })
