@@ -125,7 +125,8 @@ func TestSyncShadow(t *testing.T) {
 			s := &serviceSync{syncDesign: sd, metrics: freeAddr(t)}
 			// The parameters are read again every 2 s: the churn adds portfolios
 			// and deletes empty ones.
-			s.run(t, "--shadow-patterns", "--shadow-rate", "20", "--shadow-params-every", "2s")
+			report := filepath.Join(t.TempDir(), "report.json")
+			s.run(t, "--shadow-patterns", "--shadow-rate", "20", "--shadow-params-every", "2s", "--report", report)
 			c := startChurn(t, d.Name, sd.dsn, 7)
 			s.appliedSince(t, time.Now())
 			time.Sleep(10 * time.Second)
@@ -163,6 +164,10 @@ func TestSyncShadow(t *testing.T) {
 			require.True(t, ok, "/readyz is unaffected by mismatches")
 			s.stop(t)
 			require.Contains(t, s.out.String(), `shadow "servers of a portfolio": `)
+			body, err := os.ReadFile(report)
+			require.NoError(t, err)
+			require.Contains(t, string(body), `"shadow": [`)
+			require.Contains(t, string(body), `"pattern": "servers of a portfolio"`)
 		})
 	}
 }
