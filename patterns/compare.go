@@ -331,6 +331,25 @@ func valueText(v value.Value) string {
 
 // compare runs one comparison: nil when the answers agree.
 func (pp *prepared) compare(ctx context.Context, api QueryAPI, sess source.ReadOnlySession, plan *mapping.Plan, tuple value.Row) (*Mismatch, error) {
+	a, err := pp.readSQL(ctx, sess, tuple)
+	if err != nil {
+		return nil, err
+	}
+	m, _, err := pp.check(ctx, api, plan, a)
+	return m, err
+}
+
+// sqlAnswer is the SQL half of a comparison: the rows the pattern's SQL
+// returned for one tuple, in one snapshot, with the arguments bound.
+type sqlAnswer struct {
+	pp    *prepared
+	tuple value.Row
+	bound []BoundArg
+	rows  []value.Row
+}
+
+// readSQL runs the pattern's SQL for tuple in sess.
+func (pp *prepared) readSQL(ctx context.Context, sess source.ReadOnlySession, tuple value.Row) (*sqlAnswer, error) {
 	args := make([]value.Value, len(pp.sql.Args))
 	bound := make([]BoundArg, len(pp.sql.Args))
 	for i, name := range pp.sql.Args {
@@ -345,13 +364,21 @@ func (pp *prepared) compare(ctx context.Context, api QueryAPI, sess source.ReadO
 	if err != nil {
 		return nil, fmt.Errorf("running the SQL: %w", err)
 	}
+	return &sqlAnswer{pp: pp, tuple: tuple, bound: bound, rows: rows}, nil
+}
+
+// check runs the DynamoDB query for a's tuple and compares its items
+// with a's rows: nil when they agree. global reports whether the query
+// read a global secondary index (eventually consistent).
+func (pp *prepared) check(ctx context.Context, api QueryAPI, plan *mapping.Plan, a *sqlAnswer) (m *Mismatch, global bool, err error) {
+	tuple, rows := a.tuple, a.rows
 	q, err := pp.render(tuple)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	qs, desc, err := buildQueries(plan, q)
 	if err != nil {
-		return nil, fmt.Errorf("the DynamoDB query: %w", err)
+		return nil, false, fmt.Errorf("the DynamoDB query: %w", err)
 	}
 	consistent := true
 	if q.Index != "" && plan.Table.Index(q.Index).Global {
@@ -359,7 +386,7 @@ func (pp *prepared) compare(ctx context.Context, api QueryAPI, sess source.ReadO
 	}
 	items, err := queryAll(ctx, api, qs, q.Limit, consistent)
 	if err != nil {
-		return nil, fmt.Errorf("the DynamoDB query (%s): %w", desc, err)
+		return nil, !consistent, fmt.Errorf("the DynamoDB query (%s): %w", desc, err)
 	}
 	if q.Limit > 0 && len(rows) > q.Limit {
 		rows = rows[:q.Limit]
@@ -370,7 +397,7 @@ func (pp *prepared) compare(ctx context.Context, api QueryAPI, sess source.ReadO
 		for _, a := range pp.attrs {
 			av, err := mapping.EvalAttribute(a.tmpl, row, a.typ)
 			if err != nil {
-				return nil, fmt.Errorf("row %d, attribute %s: %w", i+1, a.name, err)
+				return nil, !consistent, fmt.Errorf("row %d, attribute %s: %w", i+1, a.name, err)
 			}
 			if av != nil {
 				want[i][a.name] = av
@@ -388,9 +415,9 @@ func (pp *prepared) compare(ctx context.Context, api QueryAPI, sess source.ReadO
 	}
 	d := diffAnswers(want, got, pp.p.Compare.Ordered)
 	if d.empty() {
-		return nil, nil
+		return nil, !consistent, nil
 	}
-	m := &Mismatch{Params: map[string]value.Value{}, SQL: pp.sql.Text, Bound: bound, Rows: len(rows), Items: len(items),
+	m = &Mismatch{Params: map[string]value.Value{}, SQL: pp.sql.Text, Bound: a.bound, Rows: len(rows), Items: len(items),
 		Query: DynamoQuery{Condition: desc, CLI: cliCommands(qs, consistent)}}
 	for i, n := range pp.names {
 		m.Params[n] = tuple[i]
@@ -415,7 +442,7 @@ func (pp *prepared) compare(ctx context.Context, api QueryAPI, sess source.ReadO
 	if d.order >= 0 {
 		m.Order = &OrderDiff{Position: d.order + 1, SQL: values(want[d.order]), DynamoDB: values(got[d.order]), Key: itemKey(plan.Table, items[d.order])}
 	}
-	return m, nil
+	return m, !consistent, nil
 }
 
 func sqlDriverPG(pp *prepared) bool {

@@ -12,12 +12,15 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/dynafold/dynafold/cdc"
 	"github.com/dynafold/dynafold/mapping"
 	"github.com/dynafold/dynafold/metrics"
+	"github.com/dynafold/dynafold/patterns"
 	"github.com/dynafold/dynafold/pipeline"
 	"github.com/dynafold/dynafold/plan"
+	"github.com/dynafold/dynafold/shadow"
 	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/source/drivers"
 	"github.com/dynafold/dynafold/source/postgres"
@@ -91,6 +94,10 @@ saved; run again to resume).`,
 	f.Duration("heartbeat-every", 30*time.Second, "how often the heartbeat row is written (with --heartbeat-table)")
 	f.Int("index-cache", statestore.DefaultCacheRows, "with --state dynamodb://: rows whose row-index entries are kept in memory (some 90 bytes each); the index is read into it when sync takes the state, and when it fits, no row is looked up in the state table after; 0 keeps none")
 	f.String("warn-retained-wal", "1GiB", "PostgreSQL: warn when the slot retains more WAL than this (or than half of max_slot_wal_keep_size)")
+	// Continuous shadow comparison (docs/shadow.md).
+	f.Bool("shadow-patterns", false, "while syncing, keep comparing the access patterns' SQL answers with DynamoDB's, each after sync applied past its snapshot (dynafold_shadow_* metrics; mismatches logged)")
+	f.Float64("shadow-rate", shadow.DefaultRate, "with --shadow-patterns: comparisons started per second")
+	f.Duration("shadow-params-every", shadow.DefaultRefresh, "with --shadow-patterns: how often each pattern's params: sql is read again, so that new rows are compared too")
 	addServiceFlags(f)
 	addStateFlags(f)
 	cmd.AddCommand(a.syncCleanupCommand())
@@ -272,6 +279,10 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 			RequestRetries: func() float64 { return float64(writer.Stats().Retried) },
 		})
 	}
+	shadowRun, stopShadow, err := a.startShadow(ctx, l, dsn, slot, plan, live, client, obs)
+	if err != nil {
+		return err
+	}
 	rejectPath := a.rejectFile(plan.Table.Name)
 	progress, restore := a.progress()
 	status := a.syncStatus(progress)
@@ -302,6 +313,7 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 	if progress != nil {
 		progress.Close()
 	}
+	shadowCounts := stopShadow()
 	if sum != nil {
 		if _, ok := changes.(drivers.Slotted); ok {
 			sum.Slot = slot
@@ -311,6 +323,10 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 			rep.Summary = sum.Load
 		}
 		a.printSyncSummary(sum, state)
+	}
+	if shadowRun != nil {
+		rep.Result = syncShadowResult{Summary: sum, Shadow: shadowCounts}
+		a.printShadowSummary(shadowCounts)
 	}
 	return syncExit(runErr)
 }
@@ -467,4 +483,86 @@ func syncReadiness(ctx context.Context, src source.Source, p *mapping.Plan, tabl
 // items/s against 56,900 with 2, the source 1 ms away; docs/performance.md).
 func roundReaders(concurrency int) int {
 	return max(1, min(concurrency, runtime.GOMAXPROCS(0)))
+}
+
+// --- sync --shadow-patterns: the continuous shadow comparison ---
+
+// shadowConns is the shadow comparison's own connection budget on the
+// source: a comparison holds a connection only while it reads.
+const shadowConns = 2
+
+// syncShadowResult is sync's report result with the shadow comparison's
+// per-pattern counts.
+type syncShadowResult struct {
+	*cdc.Summary
+	Shadow []shadow.Counts `json:"shadow"`
+}
+
+// startShadow starts the shadow comparison beside sync when
+// --shadow-patterns asks for it, on a source of its own. stop ends it and
+// returns its counts; with the flag off, the runner is nil and stop
+// returns nothing.
+func (a *app) startShadow(ctx context.Context, l *loaded, dsn source.DSN, slot string, plan *mapping.Plan, live *cdc.Live, api patterns.QueryAPI, obs *observability) (run *shadow.Runner, stop func() []shadow.Counts, err error) {
+	stop = func() []shadow.Counts { return nil }
+	if !a.v.GetBool("shadow-patterns") {
+		return nil, stop, nil
+	}
+	rate := a.v.GetFloat64("shadow-rate")
+	if rate <= 0 {
+		return nil, stop, usageError(fmt.Errorf("--shadow-rate must be positive, not %g", rate))
+	}
+	refresh := a.v.GetDuration("shadow-params-every")
+	if refresh <= 0 {
+		return nil, stop, usageError(fmt.Errorf("--shadow-params-every must be positive, not %s", refresh))
+	}
+	src, err := openSource(ctx, dsn, shadowConns)
+	if err != nil {
+		return nil, stop, err
+	}
+	ro, ok := src.(patterns.Source)
+	if !ok {
+		src.Close()
+		return nil, stop, usageError(fmt.Errorf("--shadow-patterns: the %s source cannot run read-only queries", src.Driver()))
+	}
+	sh, err := patterns.PrepareShadow(ctx, ro, plan)
+	if err != nil {
+		src.Close()
+		return nil, stop, usageError(mappingPathError(l.path, err))
+	}
+	positions, err := drivers.OpenChangeSource(src, drivers.ChangeOptions{Slot: slot, ServerID: a.v.GetUint32("server-id"), Table: plan.Table.Name})
+	if err != nil {
+		src.Close()
+		return nil, stop, usageError(err)
+	}
+	var series *metrics.Shadow
+	if obs.reg != nil {
+		series = metrics.NewShadow(obs.reg, plan.Table.Name, sh.Patterns())
+	}
+	if len(sh.Patterns()) == 0 {
+		a.log.Warn("--shadow-patterns: no access pattern has sql:, nothing to compare")
+	}
+	run = shadow.New(shadow.Patterns(sh, api), ro, positions, live, shadow.Options{Rate: rate, Refresh: refresh, Logger: a.log, Metrics: series})
+	sctx, cancel := context.WithCancel(ctx)
+	g, gctx := errgroup.WithContext(sctx)
+	g.Go(func() error { return run.Run(gctx) })
+	stop = func() []shadow.Counts {
+		cancel()
+		_ = g.Wait()
+		positions.Close()
+		src.Close()
+		return run.Counts()
+	}
+	return run, stop, nil
+}
+
+// printShadowSummary prints each pattern's shadow comparisons (text
+// output; the report has them under result.shadow).
+func (a *app) printShadowSummary(counts []shadow.Counts) {
+	if a.v.GetString("output") == "json" {
+		return
+	}
+	for _, c := range counts {
+		fmt.Fprintf(a.stdout, "shadow %q: %s comparisons, %s mismatches, %s skipped\n", c.Pattern,
+			pipeline.Thousands(c.Comparisons), pipeline.Thousands(c.Mismatches), pipeline.Thousands(c.Skipped))
+	}
 }
