@@ -88,3 +88,28 @@ func comparisons(n int) string {
 var compareArgs = map[string][]string{
 	"photos": {"--var", "tenant=7"},
 }
+
+// plan checks access patterns against the key rules and their SQL
+// meanings' order: a pattern whose SQL has ORDER BY but is not compared in
+// order is a warning naming the pattern, with its fix.
+func TestPlanPatternOrder(t *testing.T) {
+	t.Parallel()
+	for _, d := range testenv.Drivers() {
+		t.Run(d.Name, func(t *testing.T) {
+			t.Parallel()
+			dsn := d.NewDB(t)
+			testenv.LoadSQL(t, d.Name, dsn, clitest.RepoPath("testdata/portfolios/"+d.Name+".sql"))
+			cfg := mappingWith(t, t.TempDir(), "portfolios", `access_patterns:
+  - name: servers of portfolio 1
+    query: {pk: "1", sk_begins_with: "SERVER#"}
+    sql: SELECT id, portfolio_id FROM servers WHERE portfolio_id = 1 ORDER BY lower(id)
+    compare: {attributes: {ServerID: id, PortfolioID: portfolio_id}}
+`)
+			r := clitest.Run(t, "", nil, "plan", "--config", cfg, "--source-dsn", dsn, "--no-target")
+			require.Equal(t, 0, r.Code, r.Output())
+			require.Contains(t, r.Stdout, "pattern.order_not_compared", r.Stdout)
+			require.Contains(t, r.Stdout, `pattern "servers of portfolio 1"'s SQL has ORDER BY but compare: is not ordered`, r.Stdout)
+			require.Contains(t, r.Stdout, "add ordered: true to compare:", r.Stdout)
+		})
+	}
+}
