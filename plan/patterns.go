@@ -138,7 +138,7 @@ func (l *linter) patternOrder(path string, p *mapping.AccessPattern) {
 		if e.text == "" {
 			continue
 		}
-		if hasOrderBy(e.text) {
+		if hasOrderBy(e.text, e.driver) {
 			with = append(with, e.driver)
 		} else {
 			without = append(without, e.driver)
@@ -165,10 +165,13 @@ func engines(these, others []string) string {
 	return " for " + strings.Join(these, " and ")
 }
 
-// hasOrderBy reports whether a SQL text orders its answer: an ORDER BY
-// outside parentheses (not one of a subquery or a window), and outside
-// string literals, quoted identifiers and comments.
-func hasOrderBy(sql string) bool {
+// hasOrderBy reports whether a SQL text for driver orders its answer: an
+// ORDER BY outside parentheses (not one of a subquery or a window), and
+// outside string literals, quoted identifiers and comments. A # starts a
+// comment on MySQL only (on PostgreSQL it is an operator, as in #>), and
+// dollar quotes are PostgreSQL's.
+func hasOrderBy(sql, driver string) bool {
+	mysql := driver == "mysql"
 	depth := 0
 	var prev string
 	for i := 0; i < len(sql); {
@@ -177,11 +180,11 @@ func hasOrderBy(sql string) bool {
 		case c == '\'' || c == '"' || c == '`':
 			i = skipQuoted(sql, i, c)
 			prev = ""
-		case c == '-' && strings.HasPrefix(sql[i:], "--"), c == '#':
+		case c == '-' && strings.HasPrefix(sql[i:], "--"), c == '#' && mysql:
 			i = skipTo(sql, i, "\n")
 		case c == '/' && strings.HasPrefix(sql[i:], "/*"):
 			i = skipTo(sql, i+2, "*/")
-		case c == '$' && dollarTag(sql[i:]) != "":
+		case c == '$' && !mysql && dollarTag(sql[i:]) != "":
 			tag := dollarTag(sql[i:])
 			i = skipTo(sql, i+len(tag), tag)
 			prev = ""

@@ -62,7 +62,7 @@ func TestLintPatterns(t *testing.T) {
     sql: |
       SELECT id, row_number() OVER (ORDER BY name) AS n FROM (SELECT * FROM portfolios ORDER BY id) p
        WHERE name <> 'x ORDER BY y' -- ORDER BY z
-      /* ORDER BY w */ AND "order" = $$ ORDER BY v $$
+      /* ORDER BY w */ AND name <> 'ORDER BY v'
     compare: {attributes: {PortfolioID: id}}
 `, want: []lf{}},
 		{name: "sort-key condition without a sort key", patterns: `access_patterns:
@@ -141,7 +141,11 @@ func TestHasOrderBy(t *testing.T) {
 		`SELECT "x"" ORDER BY a" FROM t`:                           false,
 		"SELECT a AS border, by FROM t":                            false,
 		"SELECT a FROM t WHERE b = 'x' ORDER BY a, 'SERVER#' || b": true,
+		"SELECT j #> '{a}' AS a FROM t ORDER BY a":                 true,
 	} {
-		require.Equal(t, want, hasOrderBy(sql), sql)
+		require.Equal(t, want, hasOrderBy(sql, "postgres"), sql)
 	}
+	// On MySQL a # starts a comment, and $ is no quote.
+	require.False(t, hasOrderBy("SELECT a FROM t # ORDER BY a", "mysql"))
+	require.True(t, hasOrderBy("SELECT a AS $x$ FROM t ORDER BY a", "mysql"))
 }
