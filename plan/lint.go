@@ -83,6 +83,7 @@ func Lint(p *mapping.Plan, schema *mapping.Schema, target *TargetInfo) []Finding
 	for _, w := range p.Warnings {
 		l.fs.add(Warning, Mapping, "pattern", w.Path, "", "%s", w.Msg)
 	}
+	l.patterns()
 	l.targetState()
 	out := []Finding(l.fs)
 	Acknowledge(out, p.Config.Lint)

@@ -226,7 +226,7 @@ access_patterns:
 `,
 		want: []lf{
 			{"error", "key.type", "entities.order.key.sk", "SK is a Number key but the template \"V#${id}\" has the text \"V#\": no row can produce a number, so every row would be rejected"},
-			{"warning", "pattern", "access_patterns[0].query.sk_begins_with", "pattern \"by status\" uses begins_with on the table, whose sort key is a Number"},
+			{"warning", "pattern.begins_with_number", "access_patterns[0].query.sk_begins_with", "pattern \"by status\" uses begins_with on the table, whose sort key SK is a Number: DynamoDB allows begins_with only on String and Binary keys; use sk_between (or sk_ge and sk_lt) over the numbers the prefix stands for"},
 			{"note", "name.reserved", "entities.user.attributes.Status", "\"Status\" is a DynamoDB reserved word: writes are fine, but queries, filters and updates must refer to it through an expression attribute name (#status)"},
 			{"note", "name.reserved", "entities.user.attributes.Name", "\"Name\" is a DynamoDB reserved word: writes are fine, but queries, filters and updates must refer to it through an expression attribute name (#name)"},
 			{"note", "name.length", "entities.user.attributes.ThisAttributeNameIsLongerThanThirtyTwoBytes", "attribute name \"ThisAttributeNameIsLongerThanThirtyTwoBytes\" is 43 bytes; names are stored in every item and count toward its size and write units"},
