@@ -24,7 +24,7 @@ func TestExportRerun(t *testing.T) {
 	changed := filepath.Join(t.TempDir(), "changed.yaml")
 	data, err := os.ReadFile(clitest.RepoPath("configs/portfolios.yaml"))
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(changed, []byte(strings.Replace(string(data), "PortfolioName: name", "PortfolioTitle: name", 1)), 0o644))
+	require.NoError(t, os.WriteFile(changed, []byte(strings.ReplaceAll(string(data), "PortfolioName: name", "PortfolioTitle: name")), 0o644))
 	// flags without --config, for the changed mapping.
 	flags := append([]string(nil), tg.flags[2:]...)
 	require.Equal(t, "--source-dsn", flags[0])
