@@ -35,6 +35,16 @@ type dialect interface {
 	readEnums(ctx context.Context, db *sql.DB, s *schema) error
 	keys(ctx context.Context, db *sql.DB) ([]keyRow, error)
 	addColumn(table, col string) string
+	// The schema changes of ddl.go (ddl_sql.go): a column's definition
+	// read back, the clause that makes it again with another default,
+	// the statement that gives it another type, a varchar type.
+	columnDef(ctx context.Context, db *sql.DB, table, col string) (colDef, error)
+	columnClause(col string, c colDef, dflt string) string
+	retype(table, col string, c colDef, typ, using string) string
+	varchar(n int) string
+	// sessionsQuery lists the server's sessions on the database, for a
+	// statement held up too long.
+	sessionsQuery() string
 }
 
 func dialectFor(engine string) (dialect, error) {
@@ -168,6 +178,9 @@ func (myDialect) session() []string {
 		"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
 		"SET SESSION sql_mode = CONCAT(@@sql_mode, ',NO_BACKSLASH_ESCAPES')",
 		"SET time_zone = '+00:00'",
+		// A metadata lock wait (DDL behind a transaction that read the
+		// table) fails as a lock wait too, which execBetween retries.
+		"SET SESSION lock_wait_timeout = 5",
 	}
 }
 

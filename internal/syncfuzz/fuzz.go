@@ -5,7 +5,9 @@
 // primary-key changes, values of 8-16 KB, transactions of random size on
 // several interleaved connections, savepoints rolled back and aborted
 // transactions, a hot row updated from four connections at once, a column
-// added to a mapped table and an unmapped table truncated. After each
+// added to a mapped table and an unmapped table truncated; and, now and
+// then, schema changes of mapped tables that sync must go on through,
+// re-derive after, or stop on (ddl.go). After each
 // phase it stops sync, lets `sync --until-caught-up` finish, and requires
 // the table to equal a fresh `migrate` of the source, item for item, and
 // `verify` to exit 0.
@@ -53,6 +55,10 @@ type Options struct {
 	// DDLAt is the operation before which a column is added to a mapped
 	// table (default Ops/2; negative for none).
 	DDLAt int
+	// DDLRate is the share of operations that are schema changes of
+	// mapped tables drawn among every kind docs/sync.md gives an outcome
+	// (ddl.go): 0 for DefaultDDLRate, negative for none.
+	DDLRate float64
 	// Conns is the number of interleaved connections (default 3).
 	Conns int
 	// Hot is the number of updates of one hot row from four connections,
@@ -115,7 +121,9 @@ type Result struct {
 	// StateDynamo says sync kept its state in DynamoDB (Options).
 	StateDynamo bool `json:"state_dynamodb,omitempty"`
 	Phases      int  `json:"phases"`
-	Items       int  `json:"items_compared"`
+	// DDL is the schema changes made (DDLRate and DDLAt).
+	DDL   DDLCounts `json:"ddl"`
+	Items int       `json:"items_compared"`
 	// SyncRSS is the largest peak RSS of the sync processes, in bytes.
 	SyncRSS    int64       `json:"sync_peak_rss_bytes"`
 	Seconds    float64     `json:"seconds"`
@@ -141,6 +149,12 @@ func (r *Result) Reproduce() string {
 func (r *Result) reproduce() string {
 	cmd := fmt.Sprintf("dynafold-bench syncfuzz --engine %s --design %s --ops %d --seed %d --phase-ops %d --ddl-at %d --conns %d --hot %d --big-txn %d --dynamo-faults %g",
 		r.Engine, r.Design, r.Ops, r.Seed, r.opts.PhaseOps, r.opts.DDLAt, r.opts.Conns, r.opts.Hot, r.opts.BigTxn, r.opts.DynamoFaults)
+	switch rate := r.opts.DDLRate; {
+	case rate < 0:
+		cmd += " --ddl-rate 0"
+	case rate != DefaultDDLRate:
+		cmd += fmt.Sprintf(" --ddl-rate %g", rate)
+	}
 	if r.opts.StateDynamo {
 		cmd += " --state-dynamo"
 	}
@@ -162,8 +176,15 @@ type fuzzer struct {
 	// fuzzer's own table, which no item comes from.
 	mapped   []*table
 	unmapped *table
+	// reads is what the compiled mapping reads, for the schema changes.
+	reads *reads
+	// ddl draws the schema changes.
+	ddl *ddlDraws
 	// added counts columns added to mapped tables.
 	added int
+	// remade holds the "table.column"s dropped and added again since
+	// sync last caught up, and so judged every change before (check).
+	remade map[string]bool
 	// known holds, per table, every primary key (as literals) the table
 	// started with or the fuzzer wrote, for pick.
 	known map[string][][]string
@@ -190,6 +211,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Large == 0 {
 		o.Large = 0.03
 	}
+	if o.DDLRate == 0 {
+		o.DDLRate = DefaultDDLRate
+	}
 	d, err := dialectFor(o.Engine)
 	if err != nil {
 		return nil, err
@@ -198,11 +222,15 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &fuzzer{o: o, d: d, roles: roles, log: &opLog{},
+	f := &fuzzer{o: o, d: d, roles: roles, log: &opLog{}, remade: map[string]bool{},
 		res: &Result{Engine: o.Engine, Design: o.Design.Name, Seed: o.Seed, Ops: o.Ops}}
 	f.v = &values{rng: rand.New(rand.NewPCG(o.Seed, 0x5eed)), d: d, roles: roles, large: o.Large}
+	f.ddl = newDDLDraws(o, f)
 	f.res.opts = o
 	err = f.run(ctx)
+	if err == nil && f.res.DDL.made()+f.res.DDL.Refused+f.res.DDL.Skipped > 0 {
+		f.printf("%s", &f.res.DDL)
+	}
 	f.res.Digest = f.log.digest()
 	if f.res.Divergence != nil {
 		f.res.Divergence.Statements = f.log.last()
@@ -248,6 +276,9 @@ func (f *fuzzer) setup(ctx context.Context) (*cli, error) {
 	}
 	if err := f.loadKeys(ctx); err != nil {
 		return nil, err
+	}
+	if f.reads, err = readMapping(ctx, f.o.Engine, dsn, filepath.Join(f.o.Repo, f.o.Design.Config), f.o.Design.Vars); err != nil {
+		return nil, fmt.Errorf("reading what the mapping reads: %w", err)
 	}
 	work := f.o.Work
 	if work == "" {
@@ -351,6 +382,13 @@ func (f *fuzzer) run(ctx context.Context) error {
 	}
 	defer func() {
 		for _, s := range sessions {
+			// A run that ends in a divergence or an error may leave a
+			// transaction open; closing a sql.Conn only returns it to the
+			// pool, where its locks would hold up the DROP DATABASE of
+			// the cleanup for ever (MariaDB's metadata locks).
+			if s.open {
+				_, _ = s.conn.ExecContext(context.Background(), "ROLLBACK")
+			}
 			s.conn.Close()
 		}
 	}()
@@ -376,6 +414,7 @@ func (f *fuzzer) run(ctx context.Context) error {
 	defer func() {
 		if bg != nil {
 			bg.kill()
+			f.noteSync(bg.out.String())
 		}
 	}()
 	op := 0
@@ -397,6 +436,7 @@ func (f *fuzzer) run(ctx context.Context) error {
 		for ; op < end; op++ {
 			if kills[op] {
 				bg.kill()
+				f.noteSync(bg.out.String())
 				f.res.Kills++
 				if bg, err = c.startSync(); err != nil {
 					return err
@@ -408,7 +448,15 @@ func (f *fuzzer) run(ctx context.Context) error {
 				}
 				f.res.Restarts++
 			}
-			if err := f.step(ctx, sessions, op, phase); err != nil {
+			// One draw per operation, whether or not it is one (ddlDraws).
+			if due := f.ddl.due(); due && op != f.o.DDLAt {
+				if bg, err = f.schemaChange(ctx, c, sessions, bg, phase, op); err != nil {
+					return fmt.Errorf("operation %d, a schema change: %w", op, err)
+				}
+				if f.res.Divergence != nil {
+					return nil
+				}
+			} else if err := f.step(ctx, sessions, op, phase); err != nil {
 				return fmt.Errorf("operation %d: %w", op, err)
 			}
 			if bg.exited() {
@@ -460,16 +508,20 @@ func verifyOutcome(code int, out string) (string, error) {
 // check stops sync, lets it catch up, and compares.
 func (f *fuzzer) check(ctx context.Context, c *cli, or *oracle, bg *background, table string, phase, op int) (*Divergence, error) {
 	started := time.Now()
-	if err := bg.stop(); err != nil {
+	err := bg.stop()
+	f.noteSync(bg.out.String())
+	if err != nil {
 		return &Divergence{Phase: phase, Op: op, Sync: err.Error()}, nil
 	}
 	code, out, err := c.run(ctx, "sync", "--until-caught-up", "--progress", "none")
 	if err != nil {
 		return nil, err
 	}
+	f.noteSync(out)
 	if code != 0 {
 		return &Divergence{Phase: phase, Op: op, Sync: fmt.Sprintf("sync --until-caught-up exited %d:\n%s", code, tail(out, 30))}, nil
 	}
+	clear(f.remade)
 	caught := time.Since(started)
 	fresh := fmt.Sprintf("%s-o%d", table, phase)
 	oc := &cli{bin: c.bin, dir: c.dir, env: c.env, timeout: c.timeout, flags: withFlag(c.flags, "--table", fresh)}
@@ -714,21 +766,25 @@ func (f *fuzzer) truncate(ctx context.Context, s *session) error {
 	return f.execBetween(ctx, s, "TRUNCATE TABLE "+f.d.quote(unmappedTable))
 }
 
-// execBetween runs a statement that takes a table lock (DDL, TRUNCATE)
-// between the fuzzer's transactions. Sync's own reads can hold it up for
-// a while: a round holds its read transaction while it writes, which
-// under injected DynamoDB faults takes seconds, and MariaDB's start-up
-// probes a row of whatever table the binlog's last transaction wrote
-// (CI once met a TRUNCATE refused at once under the session's
-// innodb_lock_wait_timeout = 0). A lock wait is retried; the retries are
-// not logged: the run is the same either way.
+// execBetween runs a statement that takes a table lock (DDL, TRUNCATE,
+// VACUUM FULL) between the fuzzer's transactions. Sync's own reads can
+// hold it up for a while: a round holds its read transaction while it
+// writes, which under injected DynamoDB faults takes seconds, and
+// MariaDB's start-up probes a row of whatever table the binlog's last
+// transaction wrote (CI once met a TRUNCATE refused at once under the
+// session's innodb_lock_wait_timeout = 0). A lock wait is retried for up
+// to two minutes, then reported with the server's sessions (a harness
+// error: the statement has not run); the retries are not logged: the
+// run is the same either way.
 func (f *fuzzer) execBetween(ctx context.Context, s *session, stmt string) error {
 	var err error
-	for range 1200 {
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
 		if _, err = s.conn.ExecContext(ctx, stmt); err == nil || !f.d.isLockWait(err) {
 			break
 		}
-		time.Sleep(50 * time.Millisecond)
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: held up for 2 minutes (%w); the server's sessions on the database:\n%s", stmt, err, f.sessionsNow(ctx))
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", stmt, err)
@@ -749,8 +805,12 @@ func (f *fuzzer) addColumn(ctx context.Context, s *session) error {
 	if err := f.execBetween(ctx, s, f.d.addColumn(t.name, fmt.Sprintf("fz_extra_%d", f.added))); err != nil {
 		return err
 	}
+	f.res.DDL.count("add_column", goesOn)
 	f.printf("added column fz_extra_%d to %s", f.added, t.name)
-	return f.introspect(ctx)
+	if err := f.introspect(ctx); err != nil {
+		return err
+	}
+	return f.v.refresh(ctx, f.db, f.s)
 }
 
 // serverError reports whether err is the server refusing a statement,

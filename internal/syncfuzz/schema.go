@@ -30,7 +30,10 @@ const (
 // column is one source column as the fuzzer sees it: enough to make a
 // value the server accepts.
 type column struct {
-	name      string
+	name string
+	// typ is the type's name as information_schema spells it
+	// ("character varying", "varchar", "integer"), without its length.
+	typ       string
 	kind      kind
 	nullable  bool
 	maxLen    int // characters (bytes for binary); 0 when unbounded
@@ -76,6 +79,17 @@ func (t *table) inUnique(c string) bool {
 	return false
 }
 
+// referenced reports whether another table's foreign key references
+// column c.
+func (t *table) referenced(c string) bool {
+	for _, f := range t.refs {
+		if slices.Contains(f.refCols, c) {
+			return true
+		}
+	}
+	return false
+}
+
 // fkOf returns the foreign key column c belongs to, if any.
 func (t *table) fkOf(c string) *fkey {
 	for _, f := range t.fks {
@@ -113,7 +127,7 @@ func introspect(ctx context.Context, d dialect, db *sql.DB) (*schema, error) {
 			t = &table{name: tname, byName: map[string]*column{}}
 			s.tables[tname] = t
 		}
-		c := &column{name: cname, nullable: nullable == "YES", def: hasDefault, skip: generated,
+		c := &column{name: cname, typ: strings.ToLower(dataType), nullable: nullable == "YES", def: hasDefault, skip: generated,
 			maxLen: int(maxLen.Int64), precision: int(prec.Int64), scale: int(scale.Int64)}
 		classify(c, strings.ToLower(dataType), strings.ToLower(colType))
 		t.cols = append(t.cols, c)

@@ -8,7 +8,8 @@ import (
 // Shrink finds the shortest failing prefix of a failed run by bisecting
 // the operation count: a run with the same seed and fewer operations
 // commits exactly the first operations of the longer one (the column is
-// added at the same operation, phases end at the same ones), so its
+// added at the same operation, phases end at the same ones, the schema
+// changes are drawn at the same ones: ddlDraws), so its
 // result says whether the divergence was already there. Probes run
 // without kills.
 func Shrink(ctx context.Context, o Options, failed *Result) (*Result, error) {

@@ -81,6 +81,25 @@ func (v *values) load(ctx context.Context, db *sql.DB, s *schema) error {
 	return nil
 }
 
+// refresh starts the fresh counters of integer columns the schema has
+// gained since load (a column added, or dropped and added again) past
+// the column's maximum.
+func (v *values) refresh(ctx context.Context, db *sql.DB, s *schema) error {
+	for _, tn := range s.names() {
+		for _, c := range s.tables[tn].cols {
+			if _, ok := v.next[tn+"."+c.name]; ok || c.kind != kInt {
+				continue
+			}
+			var m sql.NullInt64
+			if err := db.QueryRowContext(ctx, fmt.Sprintf("SELECT max(%s) FROM %s", v.d.quote(c.name), v.d.quote(tn))).Scan(&m); err != nil {
+				return fmt.Errorf("%s.%s: %w", tn, c.name, err)
+			}
+			v.next[tn+"."+c.name] = max(m.Int64+1, 1)
+		}
+	}
+	return nil
+}
+
 func (v *values) chance(p float64) bool { return v.rng.Float64() < p }
 
 // freshInt is an integer no row of the column holds yet.
