@@ -212,7 +212,10 @@ func (e *engine) actOn(ctx context.Context, findings []SchemaFinding) error {
 	}
 	entities, rows, err := e.rederiveTables(ctx, tables, sweep)
 	if err != nil {
-		return fmt.Errorf("re-deriving after a schema change of %v: %w", tables, err)
+		// Another change may have come while the rows were read again (a
+		// mapped column dropped under the re-derive): a stop is said as
+		// the stop it is.
+		return e.explainStop(ctx, fmt.Errorf("re-deriving after a schema change of %v: %w", tables, err))
 	}
 	for i := range findings {
 		if findings[i].Action == ActRederive {
@@ -256,8 +259,17 @@ func (e *engine) legacySchemaStop(evs []schemaEvent) error {
 // be handled as it is (nothing is acted on or recorded here: the log's
 // own event for the DDL comes next).
 func (e *engine) explainGone(ctx context.Context, readErr error) error {
+	if !errors.Is(readErr, source.ErrDefinitionGone) {
+		return readErr
+	}
+	return e.explainStop(ctx, readErr)
+}
+
+// explainStop judges the tables after readErr and returns the stop a
+// schema change makes, or readErr when there is none.
+func (e *engine) explainStop(ctx context.Context, readErr error) error {
 	sh := e.shaper()
-	if sh == nil || !errors.Is(readErr, source.ErrDefinitionGone) {
+	if sh == nil || errors.Is(readErr, context.Canceled) {
 		return readErr
 	}
 	refs := e.mappedTables()

@@ -38,6 +38,7 @@ type fuzzOptions struct {
 	trace            string
 	dynamoFaults     float64
 	stateDynamo      bool
+	ddlRate          float64
 }
 
 func syncFuzzCommand() *cobra.Command {
@@ -78,6 +79,7 @@ starts them.`,
 	f.IntVar(&o.phaseOps, "phase-ops", 2500, "operations between two checks against a fresh migrate")
 	f.IntVar(&o.conns, "conns", 3, "interleaved source connections")
 	f.IntVar(&o.hot, "hot", 1000, "updates of one hot row from 4 connections in the first phase")
+	f.Float64Var(&o.ddlRate, "ddl-rate", syncfuzz.DefaultDDLRate, "share of operations that are schema changes of the design's tables while sync runs (docs/sync.md: continue, re-derive or stop); 0 for none")
 	f.IntVar(&o.bigTxn, "big-txn", 0, "rows inserted by one transaction in the first phase")
 	f.IntVar(&o.ddlAt, "ddl-at", 0, "the operation before which a column is added to a mapped table (default half of --ops; -1 for none)")
 	f.IntVar(&o.kills, "kills", 0, "SIGKILLs of sync at random operations, each followed by a restart")
@@ -152,7 +154,7 @@ func syncFuzz(ctx context.Context, o fuzzOptions) error {
 		}
 		for _, d := range designs {
 			opts := syncfuzz.Options{Engine: engine, Design: d, Ops: o.ops, Seed: o.seed, PhaseOps: o.phaseOps, Conns: o.conns,
-				Hot: o.hot, BigTxn: o.bigTxn, Kills: o.kills, DDLAt: o.ddlAt, DynamoFaults: o.dynamoFaults, StateDynamo: o.stateDynamo, Repo: repo, Bin: o.bin, ServerDSN: server,
+				Hot: o.hot, BigTxn: o.bigTxn, Kills: o.kills, DDLAt: o.ddlAt, DDLRate: ddlRateOption(o.ddlRate), DynamoFaults: o.dynamoFaults, StateDynamo: o.stateDynamo, Repo: repo, Bin: o.bin, ServerDSN: server,
 				Endpoint: env["DYNAFOLD_TEST_DYNAMODB_ENDPOINT"], Log: prefixed(engine + "/" + d.Name), Keep: o.keep,
 				Restarts: o.restarts, Restart: restart}
 			if o.trace != "" {
@@ -275,3 +277,12 @@ func (p prefixWriter) Write(b []byte) (int, error) {
 }
 
 func prefixed(p string) prefixWriter { return prefixWriter{p} }
+
+// ddlRateOption maps the flag onto syncfuzz.Options.DDLRate, where 0 means
+// the default and a negative rate none.
+func ddlRateOption(rate float64) float64 {
+	if rate <= 0 {
+		return -1
+	}
+	return rate
+}

