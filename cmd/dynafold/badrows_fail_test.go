@@ -161,7 +161,9 @@ func TestBadRowUnderFailStopsAtTheCheckpoint(t *testing.T) {
 				ckptRows += s.Rows
 			}
 			t.Logf("checkpoint: %d rows written; report: %d rows read, %d items acknowledged", ckptRows, failed.Summary.Total.RowsRead, failed.Summary.Total.ItemsWritten)
-			require.GreaterOrEqual(t, ckptRows, int64(100), "batches were acknowledged and checkpointed before the bad row was reached")
+			// How many depends on the machine's load (a busy CI machine
+			// acknowledges later); that some did is what the run must show.
+			require.Positive(t, ckptRows, "batches were acknowledged and checkpointed before the bad row was reached")
 			require.Contains(t, r.Stdout, fmt.Sprintf("the checkpoint holds %s rows as written", pipeline.Thousands(ckptRows)))
 
 			// The table: every item up to the checkpoint; past it, only
