@@ -24,9 +24,10 @@ const rederiveRows = 20_000
 // entity's rows, listed by key from a snapshot of the base table (every
 // row, the ones the entity's filter leaves out too, so that a row the
 // change took out of the filter loses its items). Items of rows that left
-// the table without row events (TRUNCATE, a partition detached) are found
-// by the sweep, when sweep is set: the table's keys against the keys the
-// source makes, as a resnapshot ends.
+// the table without row events (TRUNCATE, a partition detached) are found,
+// when sweep is set, first in the row index (dropVanished: the rows sync
+// wrote items for), then by the sweep: the table's keys against the keys
+// the source makes, as a resnapshot ends.
 func (e *engine) rederiveTables(ctx context.Context, tables []source.TableRef, sweep bool) ([]string, int64, error) {
 	eps := e.readersOf(tables)
 	names := make([]string, len(eps))
@@ -46,6 +47,11 @@ func (e *engine) rederiveTables(ctx context.Context, tables []source.TableRef, s
 	defer rd.Close()
 	var rows int64
 	for _, ep := range eps {
+		if sweep && e.readsAsBase(ep, tables) {
+			if err := e.dropVanished(ctx, snap, ep); err != nil {
+				return names, rows, fmt.Errorf("entity %s: %w", ep.Name, err)
+			}
+		}
 		kq := keyQuery(ep.Query)
 		aff := affected{}
 		n := 0
@@ -116,4 +122,15 @@ func (e *engine) readersOf(tables []source.TableRef) []*mapping.EntityPlan {
 // no filter.
 func keyQuery(q *source.Query) *source.Query {
 	return &source.Query{Base: q.Base, Key: q.Key, KeyKinds: q.KeyKinds, Columns: slices.Clone(q.Columns[:len(q.Key)])}
+}
+
+// readsAsBase reports whether ep reads one of tables as its own (base)
+// table, rather than as a pre-joined ancestor or a nested child.
+func (e *engine) readsAsBase(ep *mapping.EntityPlan, tables []source.TableRef) bool {
+	for _, t := range tables {
+		if slices.ContainsFunc(e.graph.byTable[t], func(d *dep) bool { return d.entity == ep && d.kind == depBase }) {
+			return true
+		}
+	}
+	return false
 }

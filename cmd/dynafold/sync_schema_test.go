@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -440,6 +441,53 @@ func TestSyncSchemaStopsOnDroppedColumn(t *testing.T) {
 			r := sd.cli(t, "sync", "--until-caught-up", "--progress", "none")
 			require.Equal(t, 2, r.Code, r.Output())
 			require.Regexp(t, `table users column email|unknown column "email" in table users`, r.Output())
+		})
+	}
+}
+
+// A TRUNCATE of the table an entity reads through a where: filter (one
+// tenant's sync, reference 004) deletes that tenant's items, and only
+// them: the items of another tenant, migrated into the same table by
+// another run, are left alone although no row makes them any more (their
+// tenant's own sync deletes them). The sweep cannot tell the two apart;
+// the row index can (the fuzzer found the gap: photos, seed 137263128).
+func TestSyncTruncateUnderATenantFilter(t *testing.T) {
+	t.Parallel()
+	for _, d := range syncDrivers() {
+		t.Run(d.Name, func(t *testing.T) {
+			t.Parallel()
+			sd := newSyncDesign(t, d, "photos", "configs/photos.yaml", "--var", "tenant=7")
+			r := clitest.Run(t, sd.dir, nil, append(append([]string{"migrate", "--progress", "none"}, sd.flags...), "--var", "tenant=8")...)
+			require.Equal(t, 0, r.Code, r.Output())
+			sd.catchUp(t)
+			collection := func(user string) []string {
+				var out []string
+				for _, line := range testenv.ScanItems(t, sd.client, sd.table) {
+					if strings.Contains(line, `"PK":"USER#`+user+`"`) {
+						out = append(out, line)
+					}
+				}
+				return out
+			}
+			require.Len(t, collection("7"), 25)
+			others := collection("8")
+			require.NotEmpty(t, others)
+
+			// No row of tenant 7 is left, so no row makes its collection:
+			// the sweep alone would spare every item in it.
+			testenv.ExecSQL(t, d.Name, sd.dsn, "TRUNCATE TABLE photos")
+			testenv.ExecSQL(t, d.Name, sd.dsn, "INSERT INTO photos (user_id, photo_id, url, width, height, taken_at) VALUES (8, 9001, 'https://cdn.example/9001.jpg', 640, 480, '2024-05-01 10:00:00')")
+			r, rep := sd.syncReport(t)
+			require.Equal(t, 0, r.Code, r.Output())
+			f := requireFinding(t, rep, schemaWant{table: "photos", kind: "table_truncated", action: "rederive", entity: "photo", sweep: true})
+			require.True(t, f.Sweep, "%+v", f)
+
+			mine := collection("7")
+			require.Empty(t, mine, "tenant 7's items of the truncated rows are deleted:\n%s", strings.Join(mine, "\n"))
+			require.Equal(t, others, collection("8"), "another tenant's items are not this sync's to delete")
+			r = sd.cli(t, "verify")
+			require.Equal(t, 0, r.Code, r.Output())
+			require.Contains(t, r.Stdout, "of filtered entities in collections no row produces, left alone")
 		})
 	}
 }

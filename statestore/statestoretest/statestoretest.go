@@ -160,6 +160,51 @@ func Run(t *testing.T, fresh func(t *testing.T) Subject) {
 		}
 	})
 
+	t.Run("ListsAnEntitysRows", func(t *testing.T) {
+		st := fresh(t).Open(t)
+		defer st.Close()
+		l, ok := st.(statestore.RowLister)
+		require.True(t, ok, "sync lists the rows a TRUNCATE took (statestore.RowLister)")
+		// One row longer than a DynamoDB key holds (kept by its hash),
+		// and another entity's.
+		const n = 300
+		var entries []statestore.Entry
+		want := map[string][]string{}
+		for i := range n {
+			row := []byte(fmt.Sprintf("row-%05d", i))
+			if i == 7 {
+				row = bytes.Repeat([]byte{'L'}, 1500)
+			}
+			keys := []string{fmt.Sprintf("K#%d", i)}
+			entries = append(entries, statestore.Entry{Entity: "e", Row: row, Keys: keys})
+			want[string(l.RowName(row))] = keys
+		}
+		entries = append(entries, statestore.Entry{Entity: "e2", Row: []byte("row-00001"), Keys: []string{"other"}})
+		for chunk := range slices.Chunk(entries, 100) {
+			require.NoError(t, st.SetKeys(ctx, chunk))
+		}
+		// fn may write the index while the listing runs: each row is
+		// forgotten as it is listed, as sync deletes a vanished row's.
+		got := map[string][]string{}
+		err := l.ListRows(ctx, "e", func(row []byte, keys []string) error {
+			_, dup := got[string(row)]
+			require.False(t, dup, "row %q listed twice", row)
+			got[string(row)] = keys
+			return st.SetKeys(ctx, []statestore.Entry{{Entity: "e", Row: row}})
+		})
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+		left := 0
+		require.NoError(t, l.ListRows(ctx, "e", func([]byte, []string) error { left++; return nil }))
+		require.Zero(t, left, "a row listed under its name is forgotten by SetKeys of that name")
+		long, err := st.Keys(ctx, "e", [][]byte{entries[7].Row})
+		require.NoError(t, err)
+		require.Empty(t, long[0], "the long row, forgotten under the name it was listed by, has no keys")
+		other, err := st.Keys(ctx, "e2", [][]byte{[]byte("row-00001")})
+		require.NoError(t, err)
+		require.Equal(t, [][]string{{"other"}}, other)
+	})
+
 	t.Run("BatchesARound", func(t *testing.T) {
 		s := fresh(t)
 		st := s.Open(t)
