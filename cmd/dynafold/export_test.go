@@ -237,7 +237,8 @@ func newExportDests(t *testing.T) []exportDest {
 // Export the portfolios and alleycat designs from both databases, to a
 // directory and to the S3 server, and load the files through the emulator
 // into a second table: it holds exactly what migrate writes, every item
-// once, and verify passes on it.
+// once, and verify passes on it. (The CI tier: portfolios from both, to
+// both; alleycat from PostgreSQL to S3.)
 func TestExportRoundTripEqualsMigrate(t *testing.T) {
 	t.Parallel()
 	clitest.RaceBuilt(t)
@@ -262,6 +263,12 @@ func TestExportRoundTripEqualsMigrate(t *testing.T) {
 				want := testenv.ScanItems(t, tg.client, tg.table)
 
 				for _, dest := range newExportDests(t) {
+					if dest.name == "dir" && design.config == "configs/alleycat.yaml" && !testenv.Full() {
+						// The CI tier writes alleycat to S3 only: the
+						// destinations are the same code whatever the design,
+						// and portfolios goes to both.
+						continue
+					}
 					t.Run(dest.name, func(t *testing.T) {
 						args := append([]string{"export", "--progress", "none", "--checkpoint", filepath.Join(dir, dest.name+".ckpt")}, dest.args...)
 						r := clitest.Run(t, dir, testenv.S3Env(), append(args, tg.flags...)...)
