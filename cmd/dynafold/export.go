@@ -74,6 +74,39 @@ type manifest struct {
 // maxImportObjects is ImportTable's limit on the S3 objects of one import.
 const maxImportObjects = 50_000
 
+// exportDestination opens the destination --to names, once the run holds
+// its checkpoint: a directory (its spools of an interrupted run removed),
+// or an S3 prefix with a local spool, which drop removes (nil: none).
+func (a *app) exportDestination(ctx context.Context, runID, scheme, bucket, prefix string) (dest export.Destination, drop func(), err error) {
+	switch scheme {
+	case "file":
+		d, err := export.NewDir(prefix)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := d.RemoveSpools(); err != nil {
+			return nil, nil, err
+		}
+		return d, nil, nil
+	case "s3":
+		client, err := export.NewS3Client(ctx, export.S3ClientOptions{Endpoint: a.v.GetString("s3-endpoint"), Region: a.v.GetString("s3-region"),
+			AllowInsecure: a.v.GetBool("allow-insecure-endpoint")})
+		if err != nil {
+			return nil, nil, err
+		}
+		a.learnCredentials(ctx, client.Options().Credentials)
+		spool := a.v.GetString("spool-dir")
+		if spool == "" {
+			spool = filepath.Join(os.TempDir(), "dynafold-export-"+runID)
+		}
+		if dest, err = export.NewS3(client, bucket, prefix, spool); err != nil {
+			return nil, nil, err
+		}
+		return dest, func() { os.RemoveAll(spool) }, nil
+	}
+	return nil, nil, fmt.Errorf("--to: unknown scheme %q", scheme)
+}
+
 func (a *app) runExport(cmd *cobra.Command, _ []string) (err error) {
 	ctx := cmd.Context()
 	rep := a.newReport("export")
@@ -90,57 +123,22 @@ func (a *app) runExport(cmd *cobra.Command, _ []string) (err error) {
 	if err := a.checkExportFlags(readers, writers); err != nil {
 		return usageError(err)
 	}
-	l, err := a.loadForSource()
-	if err != nil {
-		return err
-	}
-	rep.Table = l.static.Table.Name
-	ckptPath, unlock, err := a.lockCheckpoint(l.static.Table.Name + ".export.checkpoint.json")
-	if err != nil {
-		return err
-	}
-	defer unlock()
-
 	var dest export.Destination
-	switch scheme {
-	case "file":
-		d, err := export.NewDir(prefix)
-		if err != nil {
+	var dropSpool func()
+	o, err := a.open(ctx, rep, preamble{conns: readers + 4, checkpoint: ".export.checkpoint.json", lint: true,
+		prepare: func(*loaded) (err error) {
+			dest, dropSpool, err = a.exportDestination(ctx, rep.RunID, scheme, bucket, prefix)
 			return err
-		}
-		if err := d.RemoveSpools(); err != nil {
-			return err
-		}
-		dest = d
-	case "s3":
-		client, err := export.NewS3Client(ctx, export.S3ClientOptions{Endpoint: a.v.GetString("s3-endpoint"), Region: a.v.GetString("s3-region"),
-			AllowInsecure: a.v.GetBool("allow-insecure-endpoint")})
-		if err != nil {
-			return err
-		}
-		a.learnCredentials(ctx, client.Options().Credentials)
-		spool := a.v.GetString("spool-dir")
-		if spool == "" {
-			spool = filepath.Join(os.TempDir(), "dynafold-export-"+rep.RunID)
-		}
-		if dest, err = export.NewS3(client, bucket, prefix, spool); err != nil {
-			return err
-		}
-		defer os.RemoveAll(spool)
+		},
+		fingerprint: func() string { return " export " + dest.String() }})
+	if dropSpool != nil {
+		defer dropSpool()
 	}
-
-	src, plan, err := a.connect(ctx, l, readers+4)
 	if err != nil {
 		return err
 	}
-	defer src.Close()
-	if err := a.lintGate(l, plan); err != nil {
-		return err
-	}
-	dsn, _ := l.dsn()
-	rep.Source = dsn.Identity()
-	fingerprint := plan.Fingerprint(dsn.Identity() + " export " + dest.String())
-	rep.Fingerprint = fingerprint
+	defer o.Close()
+	src, plan, dsn, ckptPath, fingerprint := o.src, o.plan, o.dsn, o.checkpoint, rep.Fingerprint
 
 	store := checkpoint.NewFileStore(ckptPath)
 	if a.v.GetBool("restart") {

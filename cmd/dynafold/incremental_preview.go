@@ -20,16 +20,12 @@ func (a *app) runIncrementalPreview(cmd *cobra.Command, command string) (err err
 	rep := a.newReport(command)
 	defer func() { err = a.finishReport(rep, err) }()
 
-	opts, l, src, plan, err := a.openCompare(ctx, rep, verify.ModeDiff)
+	opts, o, err := a.openCompare(ctx, rep, verify.ModeDiff)
 	if err != nil {
 		return err
 	}
-	defer src.Close()
-	dsn, _ := l.dsn()
-	rep.Source = dsn.Identity()
-	fingerprint := plan.Fingerprint(dsn.Identity())
-	rep.Fingerprint = fingerprint
-	opts.Source = dsn.Identity()
+	defer o.Close()
+	l, src, plan, fingerprint := o.l, o.src, o.plan, rep.Fingerprint
 
 	client, err := a.dynamo(ctx, l, opts.Lookups)
 	if err != nil {

@@ -78,34 +78,15 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	rep := a.newReport("migrate")
 	defer func() { err = a.finishReport(rep, err) }()
 
-	l, err := a.loadForSource()
-	if err != nil {
-		return err
-	}
-	rep.Table = l.static.Table.Name
 	readers := a.v.GetInt("concurrency")
 	writers := a.v.GetInt("writers")
-	if err := a.checkMigrateFlags(readers, writers); err != nil {
-		return usageError(err)
-	}
-	// One run per checkpoint, refused before anything is opened.
-	ckptPath, unlock, err := a.lockCheckpoint(l.static.Table.Name + ".checkpoint.json")
+	o, err := a.open(ctx, rep, preamble{conns: readers + 4, checkpoint: ".checkpoint.json", lint: true,
+		flags: func() error { return a.checkMigrateFlags(readers, writers) }})
 	if err != nil {
 		return err
 	}
-	defer unlock()
-	src, plan, err := a.connect(ctx, l, readers+4)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	if err := a.lintGate(l, plan); err != nil {
-		return err
-	}
-	dsn, _ := l.dsn()
-	rep.Source = dsn.Identity()
-	fingerprint := plan.Fingerprint(dsn.Identity())
-	rep.Fingerprint = fingerprint
+	defer o.Close()
+	l, src, plan, dsn, ckptPath, fingerprint := o.l, o.src, o.plan, o.dsn, o.checkpoint, rep.Fingerprint
 
 	client, writer, err := a.tableWriter(ctx, l, plan, writers)
 	if err != nil {

@@ -36,19 +36,17 @@ func (a *app) runPatternsCompare(cmd *cobra.Command, rep *report) error {
 		return err
 	}
 	ctx := cmd.Context()
-	l, err := a.loadForSource()
+	o, err := a.open(ctx, rep, preamble{conns: 2, prepare: func(l *loaded) error {
+		if len(l.cfg.Patterns) == 0 {
+			return usageError(fmt.Errorf("%s declares no access_patterns", l.path))
+		}
+		return nil
+	}})
 	if err != nil {
 		return err
 	}
-	rep.Table = l.static.Table.Name
-	if len(l.cfg.Patterns) == 0 {
-		return usageError(fmt.Errorf("%s declares no access_patterns", l.path))
-	}
-	src, plan, err := a.connect(ctx, l, 2)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
+	defer o.Close()
+	l, src, plan := o.l, o.src, o.plan
 	ro, ok := src.(patterns.Source)
 	if !ok {
 		return fmt.Errorf("the %s source cannot run read-only queries", src.Driver())

@@ -123,29 +123,17 @@ func (a *app) runPlan(cmd *cobra.Command, _ []string) (err error) {
 	if s := a.v.GetString("sink"); s != "migrate" && s != "import" {
 		return usageError(fmt.Errorf("--sink must be migrate or import, not %q", s))
 	}
-	l, err := a.loadForSource()
+	var slot string
+	o, err := a.open(ctx, rep, preamble{conns: opts.Readers + 2, prepare: func(l *loaded) (err error) {
+		slot, err = a.syncSlot(l.static.Table.Name)
+		return err
+	}})
 	if err != nil {
 		// The header names the table even when the mapping does not compile.
-		table := ""
-		if l != nil {
-			table = l.cfg.Target.Table
-		}
-		rep.Table = table
-		return a.planMappingErrors(rep, table, err)
+		return a.planMappingErrors(rep, rep.Table, err)
 	}
-	rep.Table = l.static.Table.Name
-	slot, err := a.syncSlot(l.static.Table.Name)
-	if err != nil {
-		return err
-	}
-	src, p, err := a.connect(ctx, l, opts.Readers+2)
-	if err != nil {
-		return a.planMappingErrors(rep, l.static.Table.Name, err)
-	}
-	defer src.Close()
-	dsn, _ := l.dsn()
-	rep.Source = dsn.Identity()
-	rep.Fingerprint = p.Fingerprint(dsn.Identity())
+	defer o.Close()
+	l, src, p, dsn := o.l, o.src, o.plan, o.dsn
 
 	tables, _ := mapping.SourceTables(l.cfg)
 	schema := &mapping.Schema{DefaultSchema: l.cfg.Source.Schema}

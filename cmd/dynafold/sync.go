@@ -162,36 +162,33 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 	ctx := cmd.Context()
 	rep := a.newReport("sync")
 	defer func() { err = a.finishReport(rep, err) }()
-	l, err := a.loadForSource()
-	if err != nil {
-		return err
-	}
-	rep.Table = l.static.Table.Name
 	readers, writers := a.v.GetInt("concurrency"), a.v.GetInt("writers")
-	if err := a.checkMigrateFlags(readers, writers); err != nil {
-		return usageError(err)
-	}
-	slot, err := a.syncSlot(l.static.Table.Name)
+	var slot string
+	var svc syncService
+	o, err := a.open(ctx, rep, preamble{conns: readers + 6,
+		flags: func() (err error) {
+			if err := a.checkMigrateFlags(readers, writers); err != nil {
+				return err
+			}
+			svc, err = a.checkSyncServiceFlags()
+			return err
+		},
+		prepare: func(l *loaded) (err error) {
+			slot, err = a.syncSlot(l.static.Table.Name)
+			return err
+		},
+		explain: func(l *loaded, err error) error {
+			if stop := a.explainSyncStop(ctx, l, err); stop != nil {
+				rep.Result = &cdc.Summary{Phase: "stopped", SchemaChanges: []cdc.SchemaFinding{stop.Finding}}
+				return usageError(stop)
+			}
+			return err
+		}})
 	if err != nil {
 		return err
 	}
-	svc, err := a.checkSyncServiceFlags()
-	if err != nil {
-		return usageError(err)
-	}
-	src, plan, err := a.connect(ctx, l, readers+6)
-	if err != nil {
-		if stop := a.explainSyncStop(ctx, l, err); stop != nil {
-			rep.Result = &cdc.Summary{Phase: "stopped", SchemaChanges: []cdc.SchemaFinding{stop.Finding}}
-			return usageError(stop)
-		}
-		return err
-	}
-	defer src.Close()
-	dsn, _ := l.dsn()
-	rep.Source = dsn.Identity()
-	fingerprint := plan.Fingerprint(dsn.Identity())
-	rep.Fingerprint = fingerprint
+	defer o.Close()
+	l, src, plan, dsn, fingerprint := o.l, o.src, o.plan, o.dsn, rep.Fingerprint
 	statePath := a.syncStatePath(plan.Table.Name)
 	state, err := a.openSyncState(ctx, l, statePath, plan.Table.Name)
 	if err != nil {

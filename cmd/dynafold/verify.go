@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/dynafold/dynafold/mapping"
 	"github.com/dynafold/dynafold/pipeline"
 	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/verify"
@@ -117,28 +116,18 @@ func (a *app) cancelOnStop(parent context.Context) (context.Context, context.Can
 
 // openCompare opens what a comparison reads: its options, the mapping and
 // the source. A diff, a preview of migrate, stops where migrate would (the
-// lint gate). The caller closes the source.
-func (a *app) openCompare(ctx context.Context, rep *report, mode verify.Mode) (verify.Options, *loaded, source.Source, *mapping.Plan, error) {
+// lint gate). The caller closes what it opened.
+func (a *app) openCompare(ctx context.Context, rep *report, mode verify.Mode) (verify.Options, *opened, error) {
 	opts, err := a.compareOptions(mode)
 	if err != nil {
-		return opts, nil, nil, nil, err
+		return opts, nil, err
 	}
-	l, err := a.loadForSource()
+	o, err := a.open(ctx, rep, preamble{conns: opts.Readers + 2, lint: mode == verify.ModeDiff})
 	if err != nil {
-		return opts, nil, nil, nil, err
+		return opts, nil, err
 	}
-	rep.Table = l.static.Table.Name
-	src, plan, err := a.connect(ctx, l, opts.Readers+2)
-	if err != nil {
-		return opts, nil, nil, nil, err
-	}
-	if mode == verify.ModeDiff {
-		if err := a.lintGate(l, plan); err != nil {
-			src.Close()
-			return opts, nil, nil, nil, err
-		}
-	}
-	return opts, l, src, plan, nil
+	opts.Source = o.dsn.Identity()
+	return opts, o, nil
 }
 
 // runCompare runs verify or diff (also as migrate --dry-run): it reads the
@@ -151,15 +140,12 @@ func (a *app) runCompare(cmd *cobra.Command, mode verify.Mode, command string) (
 	rep := a.newReport(command)
 	defer func() { err = a.finishReport(rep, err) }()
 
-	opts, l, src, plan, err := a.openCompare(ctx, rep, mode)
+	opts, o, err := a.openCompare(ctx, rep, mode)
 	if err != nil {
 		return err
 	}
-	defer src.Close()
-	dsn, _ := l.dsn()
-	rep.Source = dsn.Identity()
-	rep.Fingerprint = plan.Fingerprint(dsn.Identity())
-	opts.Source = dsn.Identity()
+	defer o.Close()
+	l, src, plan := o.l, o.src, o.plan
 
 	client, err := a.dynamo(ctx, l, opts.Lookups)
 	if err != nil {
