@@ -37,14 +37,14 @@ type Status struct {
 // streamRef is the stream being read and the change source it belongs
 // to, for lag in bytes at any time.
 type streamRef struct {
-	st      Stream
-	changes ChangeSource
+	st      source.Stream
+	changes source.ChangeSource
 }
 
 // streamLoop is the state of one stream's reading.
 type streamLoop struct {
 	e        *engine
-	st       Stream
+	st       source.Stream
 	events   <-chan source.Event
 	target   source.Position
 	lastSave time.Time
@@ -359,7 +359,7 @@ func lastEnd(txns []*source.Txn) source.Position {
 func (l *streamLoop) tick(ctx context.Context) {
 	e := l.e
 	now := time.Now()
-	if hb, ok := e.job.Changes.(Heartbeater); ok && now.Sub(l.heartbeat) >= e.opts.HeartbeatEvery {
+	if hb, ok := e.job.Changes.(source.Heartbeater); ok && now.Sub(l.heartbeat) >= e.opts.HeartbeatEvery {
 		l.heartbeat = now
 		hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		if err := hb.Heartbeat(hctx); err != nil {
@@ -367,7 +367,7 @@ func (l *streamLoop) tick(ctx context.Context) {
 		}
 		cancel()
 	}
-	if r, ok := e.job.Changes.(Retainer); ok && now.Sub(l.retention) >= retentionEvery {
+	if r, ok := e.job.Changes.(source.Retainer); ok && now.Sub(l.retention) >= retentionEvery {
 		l.retention = now
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		kept, limit, err := r.Retained(rctx)
