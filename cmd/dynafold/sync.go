@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/dynafold/dynafold/cdc"
+	"github.com/dynafold/dynafold/internal/render"
 	"github.com/dynafold/dynafold/mapping"
 	"github.com/dynafold/dynafold/metrics"
 	"github.com/dynafold/dynafold/patterns"
@@ -563,6 +564,6 @@ func (a *app) printShadowSummary(counts []shadow.Counts) {
 	}
 	for _, c := range counts {
 		fmt.Fprintf(a.stdout, "shadow %q: %s comparisons, %s mismatches, %s skipped\n", c.Pattern,
-			pipeline.Thousands(c.Comparisons), pipeline.Thousands(c.Mismatches), pipeline.Thousands(c.Skipped))
+			render.Thousands(c.Comparisons), render.Thousands(c.Mismatches), render.Thousands(c.Skipped))
 	}
 }
