@@ -82,7 +82,7 @@ type Options struct {
 	// sent may still be applied by the server, and a write of this run must
 	// not be overtaken by one of them.
 	Fence time.Duration
-	// GiveUpAfter ends sync resumably (ResumableError) when one transient
+	// GiveUpAfter ends sync resumably (pipeline.ResumableError) when one transient
 	// fault lasts longer; 0 waits as long as it takes.
 	GiveUpAfter time.Duration
 	// OnSourceReset is what a reset source leads to: ResetStop (the
@@ -127,9 +127,6 @@ type RowFailure struct{ Err *mapping.RowError }
 
 func (e *RowFailure) Error() string { return e.Err.Error() }
 func (e *RowFailure) Unwrap() error { return e.Err }
-
-// ResumableError is pipeline's: the state is saved and a rerun resumes.
-type ResumableError = pipeline.ResumableError
 
 // Summary is what a sync did, for the final lines and --report.
 type Summary struct {

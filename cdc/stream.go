@@ -273,7 +273,7 @@ func (l *streamLoop) ended(ctx context.Context) error {
 	if l.e.side(err) != notTransient {
 		return err
 	}
-	return &ResumableError{Err: err}
+	return &pipeline.ResumableError{Err: err}
 }
 
 // applyRound applies queued transactions; settle confirms them. After a

@@ -234,10 +234,7 @@ func (a *app) runExport(cmd *cobra.Command, _ []string) (err error) {
 	}
 	fmt.Fprintf(a.console, "dynafold: exported %s items in %s files (%s bytes of JSON, %s gzip) to %s\n",
 		render.Thousands(m.Items), render.Thousands(int64(len(files))), render.Thousands(m.Bytes), render.Thousands(m.Size), dest)
-	if sum.Total.Rejected+sum.Total.Skipped > 0 {
-		return &exitError{code: exitRejected, err: fmt.Errorf("finished with %d rejected and %d skipped rows", sum.Total.Rejected, sum.Total.Skipped)}
-	}
-	return nil
+	return sum.Rejections()
 }
 
 func (a *app) checkExportFlags(readers, writers int) error {

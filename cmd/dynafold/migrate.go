@@ -170,10 +170,7 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	if runErr != nil {
 		return runErr
 	}
-	if sum.Total.Rejected+sum.Total.Skipped > 0 {
-		return &exitError{code: exitRejected, err: fmt.Errorf("finished with %d rejected and %d skipped rows", sum.Total.Rejected, sum.Total.Skipped)}
-	}
-	return nil
+	return sum.Rejections()
 }
 
 // lockCheckpoint returns the run's checkpoint file (--checkpoint, or name
