@@ -177,7 +177,8 @@ type batch struct {
 // confirms it. PostgreSQL sends a keepalive between commits that trickle
 // in one at a time (under synchronous_commit = on, each as its WAL is
 // flushed); rounds that ended at each held a handful of changes, and sync
-// fell 11 s behind 10,000 commits a second.
+// fell ever further behind a steady stream of commits (figures:
+// docs/performance.md, live sync).
 func (l *streamLoop) gather(ev source.Event) batch {
 	e := l.e
 	var b batch

@@ -216,8 +216,7 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 			// The cache is held on purpose, not working memory: the soft
 			// limit's headroom is for the rest. Without this, an index
 			// in memory near the limit makes the collector run back to
-			// back (a fan-out with 610,000 rows cached spent three times
-			// the local run's CPU).
+			// back (figures: docs/performance.md, the state in DynamoDB).
 			debug.SetMemoryLimit(memoryLimit + int64(indexCache)*statestore.CacheRowBudget)
 		}
 	}
@@ -480,8 +479,8 @@ func syncReadiness(ctx context.Context, src source.Source, p *mapping.Plan, tabl
 // roundReaders is how many connections read a round's slices at once:
 // --concurrency, but no more than the cores sync runs on. Each slice read
 // costs sync CPU to decode and build; past one reader a core, readers
-// only contend (on 2 cores, a fan-out with 4 readers applied 52,400
-// items/s against 56,900 with 2, the source 1 ms away; docs/performance.md).
+// only contend for it (figures: docs/performance.md, reading a round over
+// several connections).
 func roundReaders(concurrency int) int {
 	return max(1, min(concurrency, runtime.GOMAXPROCS(0)))
 }
