@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/pipeline"
 	"github.com/dynafold/dynafold/sink"
 	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/statestore"
@@ -647,7 +648,7 @@ func (e *engine) sendAll(ctx context.Context, ops []*mapping.Item) error {
 	}
 	if err := g.Wait(); err != nil {
 		if errors.Is(err, sink.ErrGaveUp) {
-			return &ResumableError{Err: err}
+			return &pipeline.ResumableError{Err: err}
 		}
 		return err
 	}

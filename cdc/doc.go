@@ -26,7 +26,7 @@
 // transaction up to it is acknowledged by DynamoDB and recorded in the row
 // index.
 //
-// The change source is an interface (ChangeSource); source/postgres
+// The change source is an interface (source.ChangeSource); source/postgres
 // implements it with logical replication, source/mysql with the binlog
 // of MySQL and MariaDB.
 package cdc

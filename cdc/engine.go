@@ -26,7 +26,7 @@ type Job struct {
 	Plan   *mapping.Plan
 	Tables map[source.TableRef]*source.Table
 	// Changes is the source's change log.
-	Changes ChangeSource
+	Changes source.ChangeSource
 	// Reader reads the source's current state.
 	Reader CurrentReader
 	// Snapshot opens the initial load's snapshot; importID is the one the
@@ -82,7 +82,7 @@ type Options struct {
 	// sent may still be applied by the server, and a write of this run must
 	// not be overtaken by one of them.
 	Fence time.Duration
-	// GiveUpAfter ends sync resumably (ResumableError) when one transient
+	// GiveUpAfter ends sync resumably (pipeline.ResumableError) when one transient
 	// fault lasts longer; 0 waits as long as it takes.
 	GiveUpAfter time.Duration
 	// OnSourceReset is what a reset source leads to: ResetStop (the
@@ -94,7 +94,7 @@ type Options struct {
 	// default) derives the entities that read it again and goes on;
 	// SchemaStop stops sync (exit 2) instead.
 	OnSchemaChange string
-	// HeartbeatEvery is how often a Heartbeater change source writes its
+	// HeartbeatEvery is how often a source.Heartbeater writes its
 	// heartbeat (default 30s); it writes only when given a table.
 	HeartbeatEvery time.Duration
 	// WarnRetainedWAL is the retained log, in bytes, past which sync warns
@@ -127,9 +127,6 @@ type RowFailure struct{ Err *mapping.RowError }
 
 func (e *RowFailure) Error() string { return e.Err.Error() }
 func (e *RowFailure) Unwrap() error { return e.Err }
-
-// ResumableError is pipeline's: the state is saved and a rerun resumes.
-type ResumableError = pipeline.ResumableError
 
 // Summary is what a sync did, for the final lines and --report.
 type Summary struct {
@@ -193,7 +190,7 @@ type engine struct {
 }
 
 // Check returns the prerequisites the source lacks for syncing plan.
-func Check(ctx context.Context, plan *mapping.Plan, tables map[source.TableRef]*source.Table, cs ChangeSource) ([]source.Problem, error) {
+func Check(ctx context.Context, plan *mapping.Plan, tables map[source.TableRef]*source.Table, cs source.ChangeSource) ([]source.Problem, error) {
 	g, err := buildGraph(plan, tables)
 	if err != nil {
 		return nil, err

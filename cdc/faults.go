@@ -82,7 +82,7 @@ type fault struct {
 // waitOut records a transient fault and waits before the next attempt.
 // It returns an error when sync must stop instead: a stop signal
 // (ErrInterrupted), the context, or the fault outlasting --give-up-after
-// (a ResumableError: the state is saved and a rerun resumes).
+// (a pipeline.ResumableError: the state is saved and a rerun resumes).
 func (e *engine) waitOut(ctx context.Context, side faultSide, err error) error {
 	now := time.Now()
 	f := e.fault
@@ -106,7 +106,7 @@ func (e *engine) waitOut(ctx context.Context, side faultSide, err error) error {
 		e.metrics.Retry(metrics.RetryRound)
 	}
 	if g := e.opts.GiveUpAfter; g > 0 && now.Sub(f.since) >= g {
-		return &ResumableError{Err: fmt.Errorf("%s has been unavailable for %s, longer than --give-up-after %s: %w", side, now.Sub(f.since).Round(time.Second), g, err)}
+		return &pipeline.ResumableError{Err: fmt.Errorf("%s has been unavailable for %s, longer than --give-up-after %s: %w", side, now.Sub(f.since).Round(time.Second), g, err)}
 	}
 	// Between half and all of the delay: never much sooner than it says.
 	backoff := retry.Backoff{Base: reconnectBase, Max: reconnectMax, Rand: retry.EqualJitter}

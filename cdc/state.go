@@ -32,8 +32,8 @@ type State struct {
 	// Confirmed is the position through which every change is applied and
 	// acknowledged.
 	Confirmed source.Position `json:"confirmed"`
-	// Server is the source server's identity (ChangeSource.Identity) the
-	// positions belong to.
+	// Server is the source server's identity
+	// (source.ChangeSource.Identity) the positions belong to.
 	Server string `json:"server,omitempty"`
 	// Resnapshot is set while a resnapshot's load and prune are under way;
 	// Resnapshots counts them.

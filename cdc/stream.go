@@ -37,14 +37,14 @@ type Status struct {
 // streamRef is the stream being read and the change source it belongs
 // to, for lag in bytes at any time.
 type streamRef struct {
-	st      Stream
-	changes ChangeSource
+	st      source.Stream
+	changes source.ChangeSource
 }
 
 // streamLoop is the state of one stream's reading.
 type streamLoop struct {
 	e        *engine
-	st       Stream
+	st       source.Stream
 	events   <-chan source.Event
 	target   source.Position
 	lastSave time.Time
@@ -177,7 +177,8 @@ type batch struct {
 // confirms it. PostgreSQL sends a keepalive between commits that trickle
 // in one at a time (under synchronous_commit = on, each as its WAL is
 // flushed); rounds that ended at each held a handful of changes, and sync
-// fell 11 s behind 10,000 commits a second.
+// fell ever further behind a steady stream of commits (figures:
+// docs/performance.md, live sync).
 func (l *streamLoop) gather(ev source.Event) batch {
 	e := l.e
 	var b batch
@@ -273,7 +274,7 @@ func (l *streamLoop) ended(ctx context.Context) error {
 	if l.e.side(err) != notTransient {
 		return err
 	}
-	return &ResumableError{Err: err}
+	return &pipeline.ResumableError{Err: err}
 }
 
 // applyRound applies queued transactions; settle confirms them. After a
@@ -359,7 +360,7 @@ func lastEnd(txns []*source.Txn) source.Position {
 func (l *streamLoop) tick(ctx context.Context) {
 	e := l.e
 	now := time.Now()
-	if hb, ok := e.job.Changes.(Heartbeater); ok && now.Sub(l.heartbeat) >= e.opts.HeartbeatEvery {
+	if hb, ok := e.job.Changes.(source.Heartbeater); ok && now.Sub(l.heartbeat) >= e.opts.HeartbeatEvery {
 		l.heartbeat = now
 		hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		if err := hb.Heartbeat(hctx); err != nil {
@@ -367,7 +368,7 @@ func (l *streamLoop) tick(ctx context.Context) {
 		}
 		cancel()
 	}
-	if r, ok := e.job.Changes.(Retainer); ok && now.Sub(l.retention) >= retentionEvery {
+	if r, ok := e.job.Changes.(source.Retainer); ok && now.Sub(l.retention) >= retentionEvery {
 		l.retention = now
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		kept, limit, err := r.Retained(rctx)

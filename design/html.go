@@ -16,7 +16,6 @@ import (
 
 	"github.com/dynafold/dynafold/internal/render"
 	"github.com/dynafold/dynafold/mapping"
-	"github.com/dynafold/dynafold/pipeline"
 	"github.com/dynafold/dynafold/plan"
 )
 
@@ -359,7 +358,7 @@ func (m *Model) measurements(pg *page) {
 		return
 	}
 	pg.Measured = true
-	pg.Measure = "measured by plan over " + pipeline.Thousands(r.Totals.Rows) + " rows: " + r.Sampling.Note
+	pg.Measure = "measured by plan over " + render.Thousands(r.Totals.Rows) + " rows: " + r.Sampling.Note
 	for i := range pg.Entities {
 		for _, er := range r.Entities {
 			if er.Entity == pg.Entities[i].Name && er.Items > 0 {
@@ -380,7 +379,7 @@ func (m *Model) measurements(pg *page) {
 func sizeChartOf(er plan.EntityReport) *sizeChart {
 	h := er.SizeHistogram
 	s := er.ItemSize
-	c := &sizeChart{Summary: fmt.Sprintf("%s items; p50 %s, p99 %s, max %s", pipeline.Thousands(er.Items), render.Bytes(s.P50), render.Bytes(s.P99), render.Bytes(s.Max))}
+	c := &sizeChart{Summary: fmt.Sprintf("%s items; p50 %s, p99 %s, max %s", render.Thousands(er.Items), render.Bytes(s.P50), render.Bytes(s.P99), render.Bytes(s.Max))}
 	if len(h) == 0 {
 		return c
 	}
@@ -413,7 +412,7 @@ func sizeChartOf(er plan.EntityReport) *sizeChart {
 			hgt = max(hgt, 1)
 		}
 		c.Bars = append(c.Bars, bar{X: i * w, Y: chartH - hgt, W: max(w-2, 1), H: hgt,
-			Title: fmt.Sprintf("%s to %s: %s items", render.Bytes(b.Min), render.Bytes(b.Max), pipeline.Thousands(b.Items))})
+			Title: fmt.Sprintf("%s to %s: %s items", render.Bytes(b.Min), render.Bytes(b.Max), render.Thousands(b.Items))})
 	}
 	c.From, c.To = render.Bytes(buckets[0].Min), render.Bytes(buckets[len(buckets)-1].Max)
 	return c
@@ -430,7 +429,7 @@ func hotChartOf(title string, keys []plan.KeyStat) hotChart {
 		if most > 0 {
 			w = max(int(int64(hotW)*k.Items/most), 1)
 		}
-		c.Keys = append(c.Keys, hotKey{Key: k.Key, Items: pipeline.Thousands(k.Items), Width: w})
+		c.Keys = append(c.Keys, hotKey{Key: k.Key, Items: render.Thousands(k.Items), Width: w})
 	}
 	return c
 }

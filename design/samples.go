@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/dynafold/dynafold/internal/render"
 	"github.com/dynafold/dynafold/mapping"
 	"github.com/dynafold/dynafold/pipeline"
 	"github.com/dynafold/dynafold/plan"
@@ -44,7 +45,7 @@ func (s *Samples) CappedNote() string {
 	if len(s.Capped) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("entities %s were read only to their first %s rows", strings.Join(s.Capped, ", "), pipeline.Thousands(int64(s.MaxScan)))
+	return fmt.Sprintf("entities %s were read only to their first %s rows", strings.Join(s.Capped, ", "), render.Thousands(int64(s.MaxScan)))
 }
 
 // CollectionSample is a collection and how many sample items are in it.

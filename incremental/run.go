@@ -113,14 +113,6 @@ type Result struct {
 	Prune      *verify.Report    `json:"sweep,omitempty"`
 }
 
-// RejectedError is a main pass that finished with rejected or skipped
-// rows: the watermarks stay where they were.
-type RejectedError struct{ Rejected, Skipped int64 }
-
-func (e *RejectedError) Error() string {
-	return fmt.Sprintf("finished with %d rejected and %d skipped rows; the watermarks were not moved, and the next incremental run covers the same changes", e.Rejected, e.Skipped)
-}
-
 // run is one Run under way.
 type run struct {
 	*Bounds
@@ -177,8 +169,10 @@ func Run(ctx context.Context, job Job, opts Options) (Outcome, error) {
 	if err != nil {
 		return out, err
 	}
-	if sum.Total.Rejected+sum.Total.Skipped > 0 {
-		return out, &RejectedError{Rejected: sum.Total.Rejected, Skipped: sum.Total.Skipped}
+	// A main pass with rejected or skipped rows leaves the watermarks
+	// where they were.
+	if err := sum.Rejections(); err != nil {
+		return out, fmt.Errorf("%w; the watermarks were not moved, and the next incremental run covers the same changes", err)
 	}
 	out.Result, err = r.finish(ctx, sum, meta)
 	return out, err

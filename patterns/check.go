@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/verify"
 )
 
 // check evaluates a pattern's expectations against what it returned.
@@ -37,19 +38,19 @@ func check(e *mapping.PatternCheck, res *Result) []Check {
 		checks = append(checks, Check{What: "types returned", Want: strings.Join(want, ", "), Got: strings.Join(got, ", "), OK: slices.Equal(want, got)})
 	}
 	if e.FirstKey != nil {
-		want := Key{PK: e.FirstKey.PK, SK: e.FirstKey.SK}
+		want := expectedKey(e.FirstKey.PK, e.FirstKey.SK)
 		got := "(none)"
 		ok := false
 		if len(res.Keys) > 0 {
 			got = res.Keys[0].String()
-			ok = res.Keys[0] == want
+			ok = res.Keys[0].Equal(want)
 		}
 		checks = append(checks, Check{What: "first item", Want: want.String(), Got: got, OK: ok})
 	}
 	if len(e.Keys) > 0 {
 		want := make([]string, len(e.Keys))
 		for i, k := range e.Keys {
-			want[i] = Key{PK: k.PK, SK: k.SK}.String()
+			want[i] = expectedKey(k.PK, k.SK).String()
 		}
 		got := make([]string, len(res.Keys))
 		for i, k := range res.Keys {
@@ -58,4 +59,13 @@ func check(e *mapping.PatternCheck, res *Result) []Check {
 		checks = append(checks, Check{What: "keys, in order", Want: strings.Join(want, "; "), Got: strings.Join(got, "; "), OK: slices.Equal(want, got)})
 	}
 	return checks
+}
+
+// expectedKey is a key an expectation names; "" is no sort key.
+func expectedKey(pk, sk string) verify.Key {
+	k := verify.Key{PK: pk}
+	if sk != "" {
+		k.SK = &sk
+	}
+	return k
 }

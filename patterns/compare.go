@@ -118,13 +118,13 @@ type DynamoQuery struct {
 
 // ItemView is a returned item: its table key and compared attributes.
 type ItemView struct {
-	Key        Key                      `json:"key"`
+	Key        verify.Key               `json:"key"`
 	Attributes map[string]*verify.Value `json:"attributes"`
 }
 
 // Pair is a row and an item that differ in some attributes.
 type Pair struct {
-	Key     Key                    `json:"key"`
+	Key     verify.Key             `json:"key"`
 	Row     int                    `json:"row"`
 	Changes []verify.Change        `json:"changes"`
 	Columns map[string]value.Value `json:"columns"`
@@ -136,7 +136,7 @@ type OrderDiff struct {
 	Position int                      `json:"position"`
 	SQL      map[string]*verify.Value `json:"sql"`
 	DynamoDB map[string]*verify.Value `json:"dynamodb"`
-	Key      Key                      `json:"key"`
+	Key      verify.Key               `json:"key"`
 }
 
 // Compare runs every access pattern with sql: against the source and the
@@ -434,13 +434,13 @@ func (pp *prepared) check(ctx context.Context, api QueryAPI, plan *mapping.Plan,
 		m.OnlyInSQL = append(m.OnlyInSQL, columns(rows[i]))
 	}
 	for _, j := range d.onlyItems {
-		m.OnlyInDynamoDB = append(m.OnlyInDynamoDB, ItemView{Key: itemKey(plan.Table, items[j]), Attributes: values(got[j])})
+		m.OnlyInDynamoDB = append(m.OnlyInDynamoDB, ItemView{Key: verify.ReportKey(plan.Table, items[j]), Attributes: values(got[j])})
 	}
 	for _, p := range d.pairs {
-		m.Differences = append(m.Differences, Pair{Key: itemKey(plan.Table, items[p[1]]), Row: p[0] + 1, Changes: verify.Diff(got[p[1]], want[p[0]]), Columns: columns(rows[p[0]])})
+		m.Differences = append(m.Differences, Pair{Key: verify.ReportKey(plan.Table, items[p[1]]), Row: p[0] + 1, Changes: verify.Diff(got[p[1]], want[p[0]]), Columns: columns(rows[p[0]])})
 	}
 	if d.order >= 0 {
-		m.Order = &OrderDiff{Position: d.order + 1, SQL: values(want[d.order]), DynamoDB: values(got[d.order]), Key: itemKey(plan.Table, items[d.order])}
+		m.Order = &OrderDiff{Position: d.order + 1, SQL: values(want[d.order]), DynamoDB: values(got[d.order]), Key: verify.ReportKey(plan.Table, items[d.order])}
 	}
 	return m, !consistent, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/verify"
 )
 
 // QueryAPI is the part of the DynamoDB client patterns use.
@@ -43,26 +44,13 @@ type Result struct {
 	Pages            int     `json:"pages"`
 	ConsumedCapacity float64 `json:"consumed_read_capacity"`
 	// Keys are the returned items' keys, in the order returned.
-	Keys  []Key    `json:"keys"`
-	Types []string `json:"types"`
+	Keys  []verify.Key `json:"keys"`
+	Types []string     `json:"types"`
 	// Items are the returned items as plain JSON, when asked for.
 	Items  []map[string]any `json:"items,omitempty"`
 	Checks []Check          `json:"checks"`
 	OK     bool             `json:"ok"`
 	Error  string           `json:"error,omitempty"`
-}
-
-// Key is an item's table key as text.
-type Key struct {
-	PK string `json:"pk"`
-	SK string `json:"sk,omitempty"`
-}
-
-func (k Key) String() string {
-	if k.SK == "" {
-		return k.PK
-	}
-	return k.PK + " / " + k.SK
 }
 
 // Check is one expectation and whether it held.
@@ -106,7 +94,7 @@ func Run(ctx context.Context, api QueryAPI, plan *mapping.Plan, opts Options) (*
 }
 
 func runOne(ctx context.Context, api QueryAPI, plan *mapping.Plan, p *mapping.AccessPattern, opts Options) *Result {
-	res := &Result{Name: p.Name, Index: p.Query.Index, Keys: []Key{}, Types: []string{}}
+	res := &Result{Name: p.Name, Index: p.Query.Index, Keys: []verify.Key{}, Types: []string{}}
 	qs, desc, err := buildQueries(plan, p.Query)
 	if err != nil {
 		res.Error = err.Error()
@@ -146,7 +134,7 @@ func runOne(ctx context.Context, api QueryAPI, plan *mapping.Plan, p *mapping.Ac
 	res.Count = len(items)
 	seen := map[string]bool{}
 	for _, it := range items {
-		res.Keys = append(res.Keys, itemKey(plan.Table, it))
+		res.Keys = append(res.Keys, verify.ReportKey(plan.Table, it))
 		if ta := plan.Table.TypeAttribute; ta != "" {
 			if t := mapping.KeyText(it[ta]); t != "" && !seen[t] {
 				seen[t] = true
@@ -163,12 +151,4 @@ func runOne(ctx context.Context, api QueryAPI, plan *mapping.Plan, p *mapping.Ac
 		res.OK = res.OK && c.OK
 	}
 	return res
-}
-
-func itemKey(t *mapping.TableSchema, it map[string]types.AttributeValue) Key {
-	k := Key{PK: mapping.KeyText(it[t.PK.Name])}
-	if t.SK != nil {
-		k.SK = mapping.KeyText(it[t.SK.Name])
-	}
-	return k
 }

@@ -142,20 +142,6 @@ type Job struct {
 	Force bool
 }
 
-// ErrInterrupted is returned when Stop ended the run early; the checkpoint
-// holds every acknowledged position and the run can be resumed.
-var ErrInterrupted = errors.New("interrupted; checkpoint saved, run again to resume")
-
-// ResumableError is a failure after which the saved checkpoint is valid and
-// a later run resumes where this one stopped (a source that kept dropping
-// the connection, for example).
-type ResumableError struct{ Err error }
-
-func (e *ResumableError) Error() string {
-	return e.Err.Error() + " (checkpoint saved; run again to resume)"
-}
-func (e *ResumableError) Unwrap() error { return e.Err }
-
 type run struct {
 	job      Job
 	opts     Options

@@ -81,19 +81,19 @@ func (t *TerminalProgress) line(name string) string {
 	if e.ETA >= 0 {
 		eta = "ETA " + render.Seconds(e.ETA)
 	}
-	items := Thousands(e.ItemsWritten) + " items written"
+	items := render.Thousands(e.ItemsWritten) + " items written"
 	if e.ItemsEstimate > 0 {
-		items = Thousands(e.ItemsWritten) + "/~" + Thousands(e.ItemsEstimate) + " items written"
+		items = render.Thousands(e.ItemsWritten) + "/~" + render.Thousands(e.ItemsEstimate) + " items written"
 	}
-	rows := Thousands(e.RowsRead) + " rows read"
+	rows := render.Thousands(e.RowsRead) + " rows read"
 	if e.Estimate > 0 {
-		rows = Thousands(e.RowsRead) + "/~" + Thousands(e.Estimate) + " rows read"
+		rows = render.Thousands(e.RowsRead) + "/~" + render.Thousands(e.Estimate) + " rows read"
 	}
 	if e.ResumedRows > 0 {
 		// Resumed: the counts are of the whole migration; say so.
-		rows += " (whole migration, " + Thousands(e.ResumedRows) + " rows by earlier runs)"
+		rows += " (whole migration, " + render.Thousands(e.ResumedRows) + " rows by earlier runs)"
 	}
-	return fmt.Sprintf("%s  %s  %s items/s  %s rejected  %s", items, rows, ThousandsF(e.ItemsPerSec), Thousands(e.Rejected), eta)
+	return fmt.Sprintf("%s  %s  %s items/s  %s rejected  %s", items, rows, render.ThousandsF(e.ItemsPerSec), render.Thousands(e.Rejected), eta)
 }
 
 func (t *TerminalProgress) writesLine() string {
@@ -102,9 +102,9 @@ func (t *TerminalProgress) writesLine() string {
 	t.mu.Unlock()
 	limit := "no rate cap"
 	if s.RateCap > 0 {
-		limit = "rate cap " + ThousandsF(s.RateCap) + " WCU/s"
+		limit = "rate cap " + render.ThousandsF(s.RateCap) + " WCU/s"
 	}
-	return fmt.Sprintf("writes: %s WCU/s  %s throttled requests  %s", ThousandsF(s.WCUPerSec), Thousands(s.Throttled), limit)
+	return fmt.Sprintf("writes: %s WCU/s  %s throttled requests  %s", render.ThousandsF(s.WCUPerSec), render.Thousands(s.Throttled), limit)
 }
 
 // ShowStatus implements StatusDisplay: s.Line as the last line, redrawn

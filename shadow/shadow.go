@@ -19,7 +19,7 @@ import (
 )
 
 // Positions is what the comparison needs of the change log: the source's
-// current position, and the order of two positions. cdc.ChangeSource
+// current position, and the order of two positions. source.ChangeSource
 // implements it.
 type Positions interface {
 	// Head is the source's current end of log. Called after a snapshot

@@ -14,12 +14,13 @@ import (
 //
 //	{"ConsumedCapacity":[{"TableName":"t","CapacityUnits":25.0}],"UnprocessedItems":{}}
 //
-// The SDK's deserializer walks the operation's schema for it: 2.6-3.5 µs
-// and 15 allocations per answer on the 2-core machine, against 0.8-0.9 µs
-// and 6 here (go test ./sink/ -run XXX -bench ParseSuccess). Anything else (unprocessed items, other
-// fields, escapes in a string, a number strconv does not read, duplicate
-// keys) answers false, and the SDK's deserializer reads the answer, so the SDK stays the
-// parser of record: TestParseSuccessAgreesWithTheSDK holds the two to the
+// The SDK's deserializer walks the operation's schema for it, which takes
+// more time and allocations per answer than this parser (go test ./sink/
+// -run XXX -bench ParseSuccess; figures in docs/performance.md). Anything
+// else (unprocessed items, other fields, escapes in a string, a number
+// strconv does not read, duplicate keys) answers false, and the SDK's
+// deserializer reads the answer, so the SDK stays the parser of record:
+// TestParseSuccessAgreesWithTheSDK holds the two to the
 // same output on every body this accepts.
 func parseSuccess(body []byte) (*dynamodb.BatchWriteItemOutput, bool) {
 	p := answerParser{b: body}

@@ -37,10 +37,9 @@ type UnreachableError struct {
 func (e *UnreachableError) Error() string {
 	hint := ""
 	if e.Attempts > 2 {
-		hint = "; set AWS_MAX_ATTEMPTS=2 to fail faster"
+		hint = "set AWS_MAX_ATTEMPTS=2 to fail faster"
 	}
-	return fmt.Sprintf("cannot reach %s at %s: %s (%d attempts over %.0f s%s)",
-		e.Service, RedactEndpoint(e.Endpoint), connerr.Cause(e.Err), e.Attempts, e.Elapsed.Seconds(), hint)
+	return connerr.Unreachable(e.Service, RedactEndpoint(e.Endpoint), connerr.Cause(e.Err), e.Attempts, e.Elapsed, hint)
 }
 
 func (e *UnreachableError) Unwrap() error { return e.Err }
@@ -61,7 +60,7 @@ func (r loggingRetryer) RetryDelay(attempt int, err error) (time.Duration, error
 	}
 	max := r.MaxAttempts()
 	if connerr.Is(err) {
-		r.log.Warn(fmt.Sprintf("cannot reach DynamoDB at %s: %s; retrying in %s (attempt %d of %d)", RedactEndpoint(r.endpoint), connerr.Cause(err), d.Round(100*time.Millisecond), attempt+1, max),
+		r.log.Warn(connerr.Retrying("DynamoDB", RedactEndpoint(r.endpoint), connerr.Cause(err), d.Round(100*time.Millisecond), attempt+1, max),
 			"attempt", attempt+1, "max_attempts", max)
 	} else {
 		r.log.Debug("DynamoDB request retried", "attempt", attempt+1, "max_attempts", max, "delay", d, "error", err)

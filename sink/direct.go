@@ -27,9 +27,9 @@ import (
 // DirectSender sends BatchWriteItem requests whose body is encoded in
 // advance without running the SDK's per-call middleware stack. A call
 // through the client builds a stack of some thirty middlewares, each
-// allocating, and that costs about 45 µs per request (go test ./sink/ -bench
-// BatchWriteCall): more than everything else dynafold does for the 25
-// items of the batch together.
+// allocating, and that costs more per request than everything else
+// dynafold does for the 25 items of the batch together (go test ./sink/
+// -bench BatchWriteCall; figures in docs/performance.md).
 //
 // What the stack would decide is learnt from the SDK itself: the first
 // request for a table is a probe through the client (its serializer with

@@ -22,9 +22,10 @@ import (
 // signer (aws/signer/v4) does, for one request shape: the probe's URL and
 // headers, which do not change between requests. The SDK's signer
 // rebuilds the canonical request from the header map on every call
-// (lower-casing, sorting, trimming, escaping the path, parsing the query):
-// 12 µs of the 18 µs it took to get a 25-item request ready to send. This
-// signer does that once per probe and per request only adds what changes
+// (lower-casing, sorting, trimming, escaping the path, parsing the query),
+// which was most of the time it took to get a 25-item request ready to
+// send (figures in docs/performance.md). This signer does that once per
+// probe and per request only adds what changes
 // (date, length, session token) and hashes. TestSignerMatchesTheSDK
 // compares its Authorization header with the SDK signer's over bodies,
 // times across midnight, session tokens, ports and header spellings; a

@@ -163,13 +163,31 @@ func numberSortKey(dst []byte, s string) []byte {
 	return append(dst, 0xFF)
 }
 
-// Key is an item's primary key in a report: the key values as text
-// (numbers as written, binary in base64). The attribute names and types
+// Key is an item's primary key in a report, verify's and patterns' alike:
+// the key values as text (numbers as written, binary in base64), the sort
+// key left out where the table has none. The attribute names and types
 // are the report's KeySchema.
 type Key struct {
 	PK string  `json:"pk"`
 	SK *string `json:"sk,omitempty"`
 }
+
+// ReportKey returns the key of item, an item of table t, for a report.
+func ReportKey(t *mapping.TableSchema, item map[string]types.AttributeValue) Key {
+	return newKeySchema(t).reportKey(item)
+}
+
+// String is the key as text without its attribute names: "PK / SK", or
+// "PK" alone.
+func (a Key) String() string {
+	if a.SK == nil || *a.SK == "" {
+		return a.PK
+	}
+	return a.PK + " / " + *a.SK
+}
+
+// Equal reports whether a and b are the same key.
+func (a Key) Equal(b Key) bool { return a.PK == b.PK && a.sk() == b.sk() }
 
 // describe names the item's key for an error message: PK=… SK=….
 func (k keySchema) describe(item map[string]types.AttributeValue) string {

@@ -73,3 +73,23 @@ func TestKeyTextMatchesMapping(t *testing.T) {
 	_, ok = ks.text(map[string]types.AttributeValue{"PK": n("1")})
 	require.False(t, ok)
 }
+
+// A report key is the same in verify's and patterns' reports: the sort key
+// left out where the table has none, and "PK / SK" as plain text.
+func TestReportKey(t *testing.T) {
+	withSK := &mapping.TableSchema{PK: mapping.KeyAttr{Name: "PK", Type: mapping.TypeS}, SK: &mapping.KeyAttr{Name: "SK", Type: mapping.TypeN}}
+	k := ReportKey(withSK, map[string]types.AttributeValue{"PK": s("a"), "SK": n("1.50"), "x": s("y")})
+	require.Equal(t, "a", k.PK)
+	require.NotNil(t, k.SK)
+	require.Equal(t, "1.50", *k.SK, "numbers as written")
+	require.Equal(t, "a / 1.50", k.String())
+
+	pkOnly := &mapping.TableSchema{PK: mapping.KeyAttr{Name: "PK", Type: mapping.TypeS}}
+	k2 := ReportKey(pkOnly, map[string]types.AttributeValue{"PK": s("a")})
+	require.Nil(t, k2.SK)
+	require.Equal(t, "a", k2.String())
+
+	require.True(t, k.Equal(Key{PK: "a", SK: k.SK}))
+	require.False(t, k.Equal(k2))
+	require.True(t, k2.Equal(Key{PK: "a", SK: new(string)}), "an empty sort key is none")
+}

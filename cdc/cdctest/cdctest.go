@@ -1,6 +1,6 @@
-// Package cdctest is the conformance suite every cdc.ChangeSource passes,
+// Package cdctest is the conformance suite every source.ChangeSource passes,
 // run by each implementation against its real database: row changes carry
-// the images cdc.Change promises, transactions arrive whole and in commit
+// the images source.Change promises, transactions arrive whole and in commit
 // order, a stream resumed from a confirmed position delivers exactly the
 // rest, idle positions mean everything before them was delivered, and DDL
 // on a mapped column is a schema event.
@@ -14,7 +14,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dynafold/dynafold/cdc"
 	"github.com/dynafold/dynafold/source"
 )
 
@@ -31,7 +30,7 @@ type Subject struct {
 	// as a sync that is run again does. The suite closes each; the
 	// harness removes what their Prepare left on the server when the
 	// case ends.
-	Changes func() cdc.ChangeSource
+	Changes func() source.ChangeSource
 	// FullImages is the statement that makes the log carry the whole
 	// before-image of table's rows (PostgreSQL: REPLICA IDENTITY FULL),
 	// or "" when it always does.
@@ -133,7 +132,7 @@ func (f *fixture) txn(stmts ...string) {
 }
 
 // open returns a new change source, closed when the case ends.
-func (f *fixture) open() cdc.ChangeSource {
+func (f *fixture) open() source.ChangeSource {
 	cs := f.s.Changes()
 	f.t.Cleanup(func() { cs.Close() })
 	return cs
@@ -141,7 +140,7 @@ func (f *fixture) open() cdc.ChangeSource {
 
 // start opens a change source on a new log reader, prepares it and
 // streams items from where it starts.
-func (f *fixture) start() (cdc.ChangeSource, *reader) {
+func (f *fixture) start() (source.ChangeSource, *reader) {
 	f.t.Helper()
 	cs := f.open()
 	needs := f.needs()
@@ -152,7 +151,7 @@ func (f *fixture) start() (cdc.ChangeSource, *reader) {
 }
 
 // stream starts streaming after from.
-func (f *fixture) stream(cs cdc.ChangeSource, from source.Position, needs []source.TableNeed) *reader {
+func (f *fixture) stream(cs source.ChangeSource, from source.Position, needs []source.TableNeed) *reader {
 	f.t.Helper()
 	st, err := cs.Stream(f.ctx, from, needs)
 	require.NoError(f.t, err)

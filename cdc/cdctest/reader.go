@@ -3,7 +3,6 @@ package cdctest
 import (
 	"github.com/stretchr/testify/require"
 
-	"github.com/dynafold/dynafold/cdc"
 	"github.com/dynafold/dynafold/source"
 )
 
@@ -12,8 +11,8 @@ import (
 // positions never go back, and no position goes back behind an idle one.
 type reader struct {
 	f    *fixture
-	cs   cdc.ChangeSource
-	st   cdc.Stream
+	cs   source.ChangeSource
+	st   source.Stream
 	from source.Position
 	// end is the last transaction's end, last the last position seen
 	// (an end or an idle position).

@@ -14,8 +14,8 @@ import (
 
 	"github.com/dynafold/dynafold/checkpoint"
 	"github.com/dynafold/dynafold/internal/clitest"
+	"github.com/dynafold/dynafold/internal/render"
 	"github.com/dynafold/dynafold/internal/testenv"
-	"github.com/dynafold/dynafold/pipeline"
 )
 
 // failRowsMapping builds one item per part: the NULL bin of one row is a
@@ -164,7 +164,7 @@ func TestBadRowUnderFailStopsAtTheCheckpoint(t *testing.T) {
 			// How many depends on the machine's load (a busy CI machine
 			// acknowledges later); that some did is what the run must show.
 			require.Positive(t, ckptRows, "batches were acknowledged and checkpointed before the bad row was reached")
-			require.Contains(t, r.Stdout, fmt.Sprintf("the checkpoint holds %s rows as written", pipeline.Thousands(ckptRows)))
+			require.Contains(t, r.Stdout, fmt.Sprintf("the checkpoint holds %s rows as written", render.Thousands(ckptRows)))
 
 			// The table: every item up to the checkpoint; past it, only
 			// items of rows read (ids ascend in reading order: one reader,
@@ -188,7 +188,7 @@ func TestBadRowUnderFailStopsAtTheCheckpoint(t *testing.T) {
 			r = clitest.Run(t, dir, nil, append(migrate, "--report", "resumed.json")...)
 			require.Equal(t, exitOK, r.Code, r.Output())
 			require.Regexp(t, fmt.Sprintf(`dynafold: resuming run %s from \.dynafold/%s\.checkpoint\.json: %s rows of (~[\d,]+|an unknown total) done`,
-				failed.RunID, table, pipeline.Thousands(ckptRows)), r.Stderr)
+				failed.RunID, table, render.Thousands(ckptRows)), r.Stderr)
 			resumed := readReport(t, filepath.Join(dir, "resumed.json"))
 			require.True(t, resumed.Summary.Resumed)
 			require.Equal(t, ckptRows, resumed.Summary.Total.ResumedRows, "the rows up to the checkpoint are not read again")

@@ -4,7 +4,6 @@ import (
 	"errors"
 
 	"github.com/dynafold/dynafold/checkpoint"
-	"github.com/dynafold/dynafold/incremental"
 	"github.com/dynafold/dynafold/mapping"
 	"github.com/dynafold/dynafold/pipeline"
 	"github.com/dynafold/dynafold/sink"
@@ -51,7 +50,7 @@ func exitCode(err error) int {
 	if errors.Is(err, pipeline.ErrInterrupted) || errors.As(err, &resumable) {
 		return exitInterrupted
 	}
-	var rejected *incremental.RejectedError
+	var rejected *pipeline.RejectedError
 	if errors.As(err, &rejected) {
 		return exitRejected
 	}

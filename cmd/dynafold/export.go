@@ -15,6 +15,7 @@ import (
 
 	"github.com/dynafold/dynafold/checkpoint"
 	"github.com/dynafold/dynafold/export"
+	"github.com/dynafold/dynafold/internal/render"
 	"github.com/dynafold/dynafold/pipeline"
 	"github.com/dynafold/dynafold/source"
 )
@@ -162,7 +163,7 @@ func (a *app) runExport(cmd *cobra.Command, _ []string) (err error) {
 		if m != nil {
 			rep.Checkpoint = ckptPath
 			fmt.Fprintf(a.console, "dynafold: the export to %s is already complete (run %s: %s items in %s files, finished %s); manifest %s. Nothing was written; --restart exports again\n",
-				dest, m.RunID, pipeline.Thousands(m.Items), pipeline.Thousands(int64(len(m.Files))), m.Finished.Format(time.RFC3339), export.ManifestURL(dest))
+				dest, m.RunID, render.Thousands(m.Items), render.Thousands(int64(len(m.Files))), m.Finished.Format(time.RFC3339), export.ManifestURL(dest))
 			return nil
 		}
 	}
@@ -230,11 +231,8 @@ func (a *app) runExport(cmd *cobra.Command, _ []string) (err error) {
 		return fmt.Errorf("writing the manifest: %w", err)
 	}
 	fmt.Fprintf(a.console, "dynafold: exported %s items in %s files (%s bytes of JSON, %s gzip) to %s\n",
-		pipeline.Thousands(m.Items), pipeline.Thousands(int64(len(files))), pipeline.Thousands(m.Bytes), pipeline.Thousands(m.Size), dest)
-	if sum.Total.Rejected+sum.Total.Skipped > 0 {
-		return &exitError{code: exitRejected, err: fmt.Errorf("finished with %d rejected and %d skipped rows", sum.Total.Rejected, sum.Total.Skipped)}
-	}
-	return nil
+		render.Thousands(m.Items), render.Thousands(int64(len(files))), render.Thousands(m.Bytes), render.Thousands(m.Size), dest)
+	return sum.Rejections()
 }
 
 func (a *app) checkExportFlags(readers, writers int) error {

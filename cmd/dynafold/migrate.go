@@ -10,6 +10,7 @@ import (
 
 	"github.com/dynafold/dynafold/checkpoint"
 	"github.com/dynafold/dynafold/incremental"
+	"github.com/dynafold/dynafold/internal/render"
 	"github.com/dynafold/dynafold/pipeline"
 	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/source/drivers"
@@ -150,10 +151,7 @@ func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
 	if runErr != nil {
 		return runErr
 	}
-	if sum.Total.Rejected+sum.Total.Skipped > 0 {
-		return &exitError{code: exitRejected, err: fmt.Errorf("finished with %d rejected and %d skipped rows", sum.Total.Rejected, sum.Total.Skipped)}
-	}
-	return nil
+	return sum.Rejections()
 }
 
 // lockCheckpoint returns the run's checkpoint file (--checkpoint, or name
@@ -257,12 +255,12 @@ func (a *app) announceStart(store *checkpoint.FileStore, path string, si pipelin
 	case si.Resumed && saved != nil:
 		of := "of an unknown total"
 		if si.RowsEstimate >= 0 {
-			of = "of ~" + pipeline.Thousands(max(si.RowsEstimate, si.RowsDone))
+			of = "of ~" + render.Thousands(max(si.RowsEstimate, si.RowsDone))
 		}
 		fmt.Fprintf(a.console, "dynafold: resuming run %s from %s: %s rows %s done (saved %s)\n",
-			saved.Meta.RunID, path, pipeline.Thousands(si.RowsDone), of, saved.Updated.Format(time.RFC3339))
+			saved.Meta.RunID, path, render.Thousands(si.RowsDone), of, saved.Updated.Format(time.RFC3339))
 	case saved != nil && saved.Complete:
 		fmt.Fprintf(a.console, "dynafold: %s records a completed run (%s, %s rows, finished %s); migrating everything again, which rewrites every item\n",
-			path, saved.Meta.RunID, pipeline.Thousands(saved.Rows), saved.Updated.Format(time.RFC3339))
+			path, saved.Meta.RunID, render.Thousands(saved.Rows), saved.Updated.Format(time.RFC3339))
 	}
 }

@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynafold/dynafold/internal/clitest"
+	"github.com/dynafold/dynafold/internal/render"
 	"github.com/dynafold/dynafold/internal/testenv"
-	"github.com/dynafold/dynafold/pipeline"
 )
 
 // ptyRun is dynafold running on a pseudo-terminal (stdout and stderr both).
@@ -197,7 +197,7 @@ func TestHonestProgress(t *testing.T) {
 
 // thousands formats n as the terminal output does (checked independently
 // above with literal figures).
-func thousands(n int64) string { return pipeline.Thousands(n) }
+func thousands(n int64) string { return render.Thousands(n) }
 
 // Colour and live bars only where they belong: on a terminal, patterns
 // marks results in colour unless NO_COLOR is set or TERM is dumb; with

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dynafold/dynafold/internal/durable"
+	"github.com/dynafold/dynafold/internal/render"
 	"github.com/dynafold/dynafold/pipeline"
 )
 
@@ -102,10 +103,10 @@ func (a *app) printSummary(s *pipeline.Summary, checkpointPath string) {
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "ENTITY\tROWS READ\tITEMS WRITTEN\tREJECTED\tSKIPPED\tRETRIED\tTHROTTLED\tSECONDS\tITEMS/S\t")
-	n := pipeline.Thousands
+	n := render.Thousands
 	for _, e := range append(s.Entities, s.Total) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\t\n",
-			e.Entity, n(e.RowsRead), n(e.ItemsWritten), n(e.Rejected), n(e.Skipped), n(e.Retried), n(e.Throttled), e.Seconds, pipeline.ThousandsF(e.ItemsPerSec))
+			e.Entity, n(e.RowsRead), n(e.ItemsWritten), n(e.Rejected), n(e.Skipped), n(e.Retried), n(e.Throttled), e.Seconds, render.ThousandsF(e.ItemsPerSec))
 	}
 	tw.Flush()
 	state := "complete"

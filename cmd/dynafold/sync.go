@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/dynafold/dynafold/cdc"
+	"github.com/dynafold/dynafold/internal/render"
 	"github.com/dynafold/dynafold/mapping"
 	"github.com/dynafold/dynafold/metrics"
 	"github.com/dynafold/dynafold/patterns"
@@ -212,8 +213,7 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 			// The cache is held on purpose, not working memory: the soft
 			// limit's headroom is for the rest. Without this, an index
 			// in memory near the limit makes the collector run back to
-			// back (a fan-out with 610,000 rows cached spent three times
-			// the local run's CPU).
+			// back (figures: docs/performance.md, the state in DynamoDB).
 			debug.SetMemoryLimit(memoryLimit + int64(indexCache)*statestore.CacheRowBudget)
 		}
 	}
@@ -476,8 +476,8 @@ func syncReadiness(ctx context.Context, src source.Source, p *mapping.Plan, tabl
 // roundReaders is how many connections read a round's slices at once:
 // --concurrency, but no more than the cores sync runs on. Each slice read
 // costs sync CPU to decode and build; past one reader a core, readers
-// only contend (on 2 cores, a fan-out with 4 readers applied 52,400
-// items/s against 56,900 with 2, the source 1 ms away; docs/performance.md).
+// only contend for it (figures: docs/performance.md, reading a round over
+// several connections).
 func roundReaders(concurrency int) int {
 	return max(1, min(concurrency, runtime.GOMAXPROCS(0)))
 }
@@ -560,6 +560,6 @@ func (a *app) printShadowSummary(counts []shadow.Counts) {
 	}
 	for _, c := range counts {
 		fmt.Fprintf(a.stdout, "shadow %q: %s comparisons, %s mismatches, %s skipped\n", c.Pattern,
-			pipeline.Thousands(c.Comparisons), pipeline.Thousands(c.Mismatches), pipeline.Thousands(c.Skipped))
+			render.Thousands(c.Comparisons), render.Thousands(c.Mismatches), render.Thousands(c.Skipped))
 	}
 }

@@ -33,8 +33,8 @@ func (a *app) syncStatus(progress pipeline.Progress) func(cdc.Status) {
 		}
 		d.ShowStatus(pipeline.Status{
 			Line: fmt.Sprintf("sync: %slag %.1fs, %s WAL · %s changes/s · %s changes, %s items written, %s deleted (%.1f per change)%s",
-				state, s.LagSeconds, render.Bytes(s.LagBytes), pipeline.Thousands(int64(s.ChangesPerSec)), pipeline.Thousands(s.Run.Changes),
-				pipeline.Thousands(s.Run.ItemsWritten), pipeline.Thousands(s.Run.ItemsDeleted), s.FanOut, caughtUpNote(s.CaughtUp)),
+				state, s.LagSeconds, render.Bytes(s.LagBytes), render.Thousands(int64(s.ChangesPerSec)), render.Thousands(s.Run.Changes),
+				render.Thousands(s.Run.ItemsWritten), render.Thousands(s.Run.ItemsDeleted), s.FanOut, caughtUpNote(s.CaughtUp)),
 			JSON: struct {
 				Event string `json:"event"`
 				cdc.Status
@@ -63,7 +63,7 @@ func (a *app) printSyncSummary(s *cdc.Summary, state statestore.Store) {
 	}
 	r := s.Run
 	fmt.Fprintf(a.stdout, "sync %s: %s transactions, %s changes applied; %s rows re-derived, %s items written, %s deleted, %s rows rejected\n",
-		s.Phase, pipeline.Thousands(r.Transactions), pipeline.Thousands(r.Changes), pipeline.Thousands(r.RowsDerived), pipeline.Thousands(r.ItemsWritten), pipeline.Thousands(r.ItemsDeleted), pipeline.Thousands(r.RowsRejected))
+		s.Phase, render.Thousands(r.Transactions), render.Thousands(r.Changes), render.Thousands(r.RowsDerived), render.Thousands(r.ItemsWritten), render.Thousands(r.ItemsDeleted), render.Thousands(r.RowsRejected))
 	note := ""
 	if s.CaughtUp {
 		note = fmt.Sprintf(" (caught up with %s)", s.Target)

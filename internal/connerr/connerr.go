@@ -5,9 +5,11 @@ package connerr
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"net/url"
 	"syscall"
+	"time"
 )
 
 // Is reports whether err is a failure to connect or a broken connection,
@@ -53,4 +55,25 @@ func Cause(err error) string {
 		return op.Err.Error()
 	}
 	return err.Error()
+}
+
+// Unreachable is the one sentence for a server that no attempt reached,
+// the source's and DynamoDB's alike: "cannot reach DynamoDB at
+// http://127.0.0.1:8000: connection refused (5 attempts over 12 s; set
+// AWS_MAX_ATTEMPTS=2 to fail faster)". what names the server, at its
+// address (without credentials), cause the plain reason (Cause); hint,
+// when not empty, says how to fail faster.
+func Unreachable(what, at, cause string, attempts int, elapsed time.Duration, hint string) string {
+	if hint != "" {
+		hint = "; " + hint
+	}
+	return fmt.Sprintf("cannot reach %s at %s: %s (%d attempts over %.0f s%s)", what, at, cause, attempts, elapsed.Seconds(), hint)
+}
+
+// Retrying is the warning for an attempt that did not reach the server,
+// said while the next one waits: "cannot reach DynamoDB at …: connection
+// refused; retrying in 1s (attempt 2 of 5)". next is the attempt that
+// follows, of the most there will be.
+func Retrying(what, at, cause string, delay time.Duration, next, of int) string {
+	return fmt.Sprintf("cannot reach %s at %s: %s; retrying in %s (attempt %d of %d)", what, at, cause, delay, next, of)
 }

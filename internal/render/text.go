@@ -26,6 +26,9 @@ func Thousands(n int64) string {
 	return b.String()
 }
 
+// ThousandsF is Thousands for a rate, rounded to a whole number.
+func ThousandsF(f float64) string { return Thousands(int64(f + 0.5)) }
+
 // Bytes shows a size: exact bytes below 10 KiB ("9,999 bytes"), else one
 // decimal in KiB, MiB, GiB or TiB ("10.0 GiB"). The units are IEC's, as
 // the sizes are 1,024-based: a DynamoDB item's 400 KB limit is 400 KiB.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/dynafold/dynafold/cdc"
 	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/source/mysql"
 	"github.com/dynafold/dynafold/source/postgres"
@@ -20,7 +19,7 @@ type ChangeOptions struct {
 	// Table is the DynamoDB table synced, for the default server_id.
 	Table string
 	// HeartbeatTable is the table the change source's heartbeat writes
-	// ("": none; see cdc.Heartbeater).
+	// ("": none; see source.Heartbeater).
 	HeartbeatTable string
 }
 
@@ -45,14 +44,14 @@ type Replica interface {
 // as live sync reads it: PostgreSQL's logical replication slot, or MySQL's
 // and MariaDB's binlog read as a replica. It connects to nothing until it
 // is used; the error is a source without a change log dynafold can read.
-func OpenChangeSource(src source.Source, o ChangeOptions) (cdc.ChangeSource, error) {
+func OpenChangeSource(src source.Source, o ChangeOptions) (source.ChangeSource, error) {
 	switch s := src.(type) {
 	case *postgres.Source:
 		c := s.NewChanges(o.Slot, o.Slot)
 		if o.HeartbeatTable != "" {
 			c.SetHeartbeatTable(o.HeartbeatTable)
 		}
-		return &pgChanges{c}, nil
+		return c, nil
 	case *mysql.Source:
 		id := o.ServerID
 		if id == 0 {
@@ -62,27 +61,12 @@ func OpenChangeSource(src source.Source, o ChangeOptions) (cdc.ChangeSource, err
 		if o.HeartbeatTable != "" {
 			c.SetHeartbeatTable(o.HeartbeatTable)
 		}
-		return &myChanges{c}, nil
+		return c, nil
 	}
 	return nil, fmt.Errorf("the %s source has no change log dynafold can read", src.Driver())
 }
 
-// pgChanges adapts postgres.Changes to cdc.ChangeSource: its Stream
-// returns the concrete *postgres.Stream.
-type pgChanges struct{ *postgres.Changes }
-
-func (p *pgChanges) Stream(ctx context.Context, from source.Position, needs []source.TableNeed) (cdc.Stream, error) {
-	return p.Changes.Stream(ctx, from, needs)
-}
-
-// myChanges adapts mysql.Changes to cdc.ChangeSource.
-type myChanges struct{ *mysql.Changes }
-
-func (m *myChanges) Stream(ctx context.Context, from source.Position, needs []source.TableNeed) (cdc.Stream, error) {
-	return m.Changes.Stream(ctx, from, needs)
-}
-
 var (
-	_ Slotted = (*pgChanges)(nil)
-	_ Replica = (*myChanges)(nil)
+	_ Slotted = (*postgres.Changes)(nil)
+	_ Replica = (*mysql.Changes)(nil)
 )

@@ -5,7 +5,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dynafold/dynafold/cdc"
 	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/source/drivers"
 	"github.com/dynafold/dynafold/source/mysql"
@@ -20,8 +19,8 @@ func TestOpenChangeSource(t *testing.T) {
 	slotted, ok := pg.(drivers.Slotted)
 	require.True(t, ok)
 	require.Equal(t, "dynafold_things", slotted.Slot())
-	require.Implements(t, (*cdc.Heartbeater)(nil), pg)
-	require.Implements(t, (*cdc.Retainer)(nil), pg, "PostgreSQL keeps the slot's WAL")
+	require.Implements(t, (*source.Heartbeater)(nil), pg)
+	require.Implements(t, (*source.Retainer)(nil), pg, "PostgreSQL keeps the slot's WAL")
 	require.NotImplements(t, (*drivers.Replica)(nil), pg)
 
 	my, err := drivers.OpenChangeSource(&mysql.Source{}, drivers.ChangeOptions{Slot: "dynafold_things", Table: "Things"})
@@ -29,7 +28,7 @@ func TestOpenChangeSource(t *testing.T) {
 	replica, ok := my.(drivers.Replica)
 	require.True(t, ok)
 	require.Equal(t, mysql.DefaultServerID("Things"), replica.ServerID(), "0 is the table's default server_id")
-	require.Implements(t, (*cdc.Heartbeater)(nil), my)
+	require.Implements(t, (*source.Heartbeater)(nil), my)
 	require.NotImplements(t, (*drivers.Slotted)(nil), my)
 
 	my, err = drivers.OpenChangeSource(&mysql.Source{}, drivers.ChangeOptions{ServerID: 7, Table: "Things"})

@@ -47,9 +47,9 @@ func (e *ConnectError) Error() string {
 	if e.Unreachable {
 		hint := ""
 		if e.Attempts > 1 {
-			hint = "; set --source-attempts 1 to fail faster"
+			hint = "set --source-attempts 1 to fail faster"
 		}
-		return fmt.Sprintf("cannot reach %s at %s: %s (%d attempts over %.0f s%s)", e.Engine, e.Addr, strings.Join(e.Causes, "; "), e.Attempts, e.Elapsed.Seconds(), hint)
+		return connerr.Unreachable(e.Engine, e.Addr, strings.Join(e.Causes, "; "), e.Attempts, e.Elapsed, hint)
 	}
 	if len(e.Causes) == 1 {
 		return fmt.Sprintf("cannot connect to %s at %s: %s", e.Engine, e.Addr, e.Causes[0])
@@ -113,7 +113,7 @@ func (o OpenOptions) policy(dsn source.DSN, engine, addr string) retry.Policy {
 		Sleep:    o.Sleep,
 		OnRetry: func(attempt int, err error, delay time.Duration) {
 			causes, _ := describe(dsn, err)
-			o.Logger.Warn(fmt.Sprintf("cannot reach %s at %s: %s; retrying in %s (attempt %d of %d)", engine, addr, strings.Join(causes, "; "), delay, attempt+1, o.Attempts),
+			o.Logger.Warn(connerr.Retrying(engine, addr, strings.Join(causes, "; "), delay, attempt+1, o.Attempts),
 				"attempt", attempt+1, "max_attempts", o.Attempts)
 		},
 	}

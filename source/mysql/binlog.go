@@ -36,6 +36,11 @@ type Changes struct {
 	heartbeatMade bool
 }
 
+var (
+	_ source.ChangeSource = (*Changes)(nil)
+	_ source.Heartbeater  = (*Changes)(nil)
+)
+
 // NewChanges reads src's binlog as replica serverID.
 func (s *Source) NewChanges(serverID uint32) *Changes {
 	c := &Changes{src: s, serverID: serverID}
@@ -215,7 +220,7 @@ func (c *Changes) Retention(ctx context.Context) (string, error) {
 	return "binlogs are never purged automatically (binlog_expire_logs_seconds = 0): keep them while sync runs, and purge only files before the sync checkpoint's position", nil
 }
 
-// Head implements cdc.ChangeSource: the end of the binlog, with the GTID
+// Head implements source.ChangeSource: the end of the binlog, with the GTID
 // set where the server has GTIDs.
 func (c *Changes) Head(ctx context.Context) (source.Position, error) {
 	p, err := c.head(ctx)
@@ -288,7 +293,7 @@ func (c *Changes) row(ctx context.Context, stmt string) (map[string]string, erro
 	return out, nil
 }
 
-// Prepare implements cdc.ChangeSource. There is no slot on MySQL: a new
+// Prepare implements source.ChangeSource. There is no slot on MySQL: a new
 // sync records the binlog's current end (Created), waits until the
 // transactions before it are visible (settle), and the initial load then
 // follows; a sync with a checkpoint goes on from its position if the
@@ -367,9 +372,9 @@ func (c *Changes) readFileSizes(ctx context.Context) {
 	c.fileSizes.Store(&sizes)
 }
 
-// Cleanup implements cdc.ChangeSource: dynafold creates nothing on a
+// Cleanup implements source.ChangeSource: dynafold creates nothing on a
 // MySQL or MariaDB server, so there is nothing to remove.
 func (c *Changes) Cleanup(context.Context) ([]string, error) { return nil, nil }
 
-// Close implements cdc.ChangeSource; streams close themselves.
+// Close implements source.ChangeSource; streams close themselves.
 func (c *Changes) Close() error { return nil }

@@ -29,7 +29,7 @@ func binlogSource(t *testing.T) (*Source, string) {
 
 // nextEvent waits for the stream's next transaction or schema change,
 // skipping idle positions.
-func nextEvent(t *testing.T, ctx context.Context, st *Stream) source.Event {
+func nextEvent(t *testing.T, ctx context.Context, st source.Stream) source.Event {
 	t.Helper()
 	for {
 		select {
@@ -46,7 +46,7 @@ func nextEvent(t *testing.T, ctx context.Context, st *Stream) source.Event {
 
 // nextRows waits for the stream's next transaction, skipping schema
 // changes too.
-func nextRows(t *testing.T, ctx context.Context, st *Stream) source.Event {
+func nextRows(t *testing.T, ctx context.Context, st source.Stream) source.Event {
 	t.Helper()
 	for {
 		if ev := nextEvent(t, ctx, st); ev.Txn != nil {
@@ -143,7 +143,7 @@ func TestBinlogRowsMatchTextProtocol(t *testing.T) {
 
 // schemaChange waits for the stream's next event, which must be a schema
 // change of ref, and returns what the statement did.
-func schemaChange(t *testing.T, ctx context.Context, st *Stream, ref source.TableRef) *source.DDL {
+func schemaChange(t *testing.T, ctx context.Context, st source.Stream, ref source.TableRef) *source.DDL {
 	t.Helper()
 	ev := nextEvent(t, ctx, st)
 	require.NotNil(t, ev.Schema, "a schema change, not %+v", ev.Txn)

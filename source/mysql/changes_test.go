@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dynafold/dynafold/cdc"
 	"github.com/dynafold/dynafold/cdc/cdctest"
 	"github.com/dynafold/dynafold/internal/testenv"
 	"github.com/dynafold/dynafold/source"
@@ -36,8 +35,8 @@ func TestChangeSourceConformance(t *testing.T) {
 		return cdctest.Subject{
 			DB:     db,
 			Source: src,
-			Changes: func() cdc.ChangeSource {
-				return changes{src.NewChanges(serverID)}
+			Changes: func() source.ChangeSource {
+				return src.NewChanges(serverID)
 			},
 			FullImages: func(string) string { return "" }, // binlog_row_image = FULL, server-wide
 			Retype: func(table, column, typ string) string {
@@ -46,16 +45,4 @@ func TestChangeSourceConformance(t *testing.T) {
 			},
 		}
 	})
-}
-
-// changes adapts mysql.Changes, whose Stream returns its own type, to
-// cdc.ChangeSource.
-type changes struct{ *mysql.Changes }
-
-func (c changes) Stream(ctx context.Context, from source.Position, needs []source.TableNeed) (cdc.Stream, error) {
-	st, err := c.Changes.Stream(ctx, from, needs)
-	if err != nil {
-		return nil, err
-	}
-	return st, nil
 }

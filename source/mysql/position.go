@@ -124,7 +124,7 @@ func distance(a, b binlogPos, sizes map[int64]int64, maxFile int64) int64 {
 	return d + int64(b.pos)
 }
 
-// Compare implements cdc.ChangeSource: positions are ordered by GTID set
+// Compare implements source.ChangeSource: positions are ordered by GTID set
 // where both have one, otherwise by binlog file number and offset.
 func (c *Changes) Compare(a, b source.Position) int {
 	x, _ := parsePos(a)
@@ -132,7 +132,7 @@ func (c *Changes) Compare(a, b source.Position) int {
 	return comparePos(c.flavor(), x, y)
 }
 
-// Distance implements cdc.ChangeSource (see distance for what is exact).
+// Distance implements source.ChangeSource (see distance for what is exact).
 // It runs no query: file sizes are read at Check and at each rotation.
 func (c *Changes) Distance(from, to source.Position) int64 {
 	x, errx := parsePos(from)

@@ -52,10 +52,10 @@ type streamTable struct {
 	table *source.Table
 }
 
-// Stream implements cdc.ChangeSource: it connects as a replica under the
+// Stream implements source.ChangeSource: it connects as a replica under the
 // Changes' server_id and reads the binlog after from (by GTID set where
 // from has one, else by file and offset).
-func (c *Changes) Stream(ctx context.Context, from source.Position, needs []source.TableNeed) (*Stream, error) {
+func (c *Changes) Stream(ctx context.Context, from source.Position, needs []source.TableNeed) (source.Stream, error) {
 	start, err := parsePos(from)
 	if err != nil {
 		return nil, err
@@ -156,10 +156,10 @@ func (c *Changes) newSyncer() (*replication.BinlogSyncer, *mysql.Config, error) 
 	}), cfg, nil
 }
 
-// Events implements cdc.Stream.
+// Events implements source.Stream.
 func (s *Stream) Events() <-chan source.Event { return s.events }
 
-// Err implements cdc.Stream: why Events was closed.
+// Err implements source.Stream: why Events was closed.
 func (s *Stream) Err() error {
 	if p := s.err.Load(); p != nil {
 		return *p
@@ -167,16 +167,16 @@ func (s *Stream) Err() error {
 	return errors.New("binlog stream ended")
 }
 
-// Confirm implements cdc.Stream. The server keeps no position for a
+// Confirm implements source.Stream. The server keeps no position for a
 // binlog reader, so there is nothing to report: the sync checkpoint is the
 // only record of it.
 func (s *Stream) Confirm(source.Position) {}
 
-// ServerEnd implements cdc.Stream: the latest binlog end the server
+// ServerEnd implements source.Stream: the latest binlog end the server
 // reported (by an event or a heartbeat).
 func (s *Stream) ServerEnd() source.Position { return s.serverEnd.Load().position() }
 
-// Close implements cdc.Stream.
+// Close implements source.Stream.
 func (s *Stream) Close() error {
 	s.cancel()
 	<-s.done
@@ -331,14 +331,7 @@ func (s *Stream) deliver(ctx context.Context, evs []source.Event) bool {
 	return true
 }
 
-// ensure the interface's method set is what cdc expects of Stream.
-var _ interface {
-	Events() <-chan source.Event
-	Err() error
-	Confirm(source.Position)
-	ServerEnd() source.Position
-	Close() error
-} = (*Stream)(nil)
+var _ source.Stream = (*Stream)(nil)
 
 // isCommit is a QUERY_EVENT that ends a transaction of a non-transactional
 // engine (MyISAM, Aria) or an XA one.

@@ -11,7 +11,6 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx", for the suite's statements
 	"github.com/stretchr/testify/require"
 
-	"github.com/dynafold/dynafold/cdc"
 	"github.com/dynafold/dynafold/cdc/cdctest"
 	"github.com/dynafold/dynafold/internal/testenv"
 	"github.com/dynafold/dynafold/source"
@@ -40,8 +39,8 @@ func TestChangeSourceConformance(t *testing.T) {
 		return cdctest.Subject{
 			DB:     db,
 			Source: src,
-			Changes: func() cdc.ChangeSource {
-				return changes{src.NewChanges(slot, slot)}
+			Changes: func() source.ChangeSource {
+				return src.NewChanges(slot, slot)
 			},
 			FullImages: func(table string) string {
 				return "ALTER TABLE " + postgres.Dialect().Quote(table) + " REPLICA IDENTITY FULL"
@@ -71,18 +70,6 @@ func dropSlot(t *testing.T, src *postgres.Source, slot string) {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-}
-
-// changes adapts postgres.Changes, whose Stream returns its own type, to
-// cdc.ChangeSource.
-type changes struct{ *postgres.Changes }
-
-func (c changes) Stream(ctx context.Context, from source.Position, needs []source.TableNeed) (cdc.Stream, error) {
-	st, err := c.Changes.Stream(ctx, from, needs)
-	if err != nil {
-		return nil, err
-	}
-	return st, nil
 }
 
 // Head leaves the WAL up to the position it returns flushed, so that a

@@ -30,6 +30,13 @@ type Changes struct {
 	heartbeatMade bool
 }
 
+var (
+	_ source.ChangeSource = (*Changes)(nil)
+	_ source.Heartbeater  = (*Changes)(nil)
+	_ source.Retainer     = (*Changes)(nil)
+	_ source.Stream       = (*Stream)(nil)
+)
+
 // NewChanges reads src's change log through the named slot and
 // publication, named as FoldSlotName folds them: the replication protocol
 // folds an unquoted name itself, and the catalog queries here do not.

@@ -39,7 +39,7 @@ type Stream struct {
 
 // Stream starts replication after from. needs names the tables and the
 // columns whose schema changes stop sync.
-func (c *Changes) Stream(ctx context.Context, from source.Position, needs []source.TableNeed) (*Stream, error) {
+func (c *Changes) Stream(ctx context.Context, from source.Position, needs []source.TableNeed) (source.Stream, error) {
 	start, err := pglogrepl.ParseLSN(string(from))
 	if err != nil {
 		return nil, fmt.Errorf("bad stream position %q: %w", from, err)
