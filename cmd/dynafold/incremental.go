@@ -19,7 +19,7 @@ import (
 // runIncremental is migrate --incremental once the table and the source
 // are open: incremental.Run with the flags, and its counts printed. The
 // main pass shows progress and serves metrics as migrate's does.
-func (a *app) runIncremental(ctx context.Context, rep *report, src source.Source, plan *mapping.Plan, client *dynamodb.Client, writer *sink.DynamoWriter, ckptPath string, dsn source.DSN, rejectPath string) error {
+func (a *app) runIncremental(ctx context.Context, rep *report, src source.Source, plan *mapping.Plan, client *dynamodb.Client, writer *sink.DynamoWriter, ckptPath string, dsn source.DSN, mainPass func(*checkpoint.FileStore) (pipeline.Options, func(), error)) error {
 	if err := incremental.Check(plan, a.v.GetDuration("overlap")); err != nil {
 		return usageError(err)
 	}
@@ -28,29 +28,6 @@ func (a *app) runIncremental(ctx context.Context, rep *report, src source.Source
 		return err
 	}
 	readers, writers := a.v.GetInt("concurrency"), a.v.GetInt("writers")
-	var obs *observability
-	defer func() {
-		if obs != nil {
-			obs.close()
-		}
-	}()
-	mainPass := func(store *checkpoint.FileStore) (pipeline.Options, func(), error) {
-		var err error
-		if obs, err = a.observe(plan.Table.Name); err != nil {
-			return pipeline.Options{}, nil, err
-		}
-		progress, restore := a.progress()
-		progress = obs.runProgress(progress, func() float64 { return float64(writer.Stats().Retried) })
-		opts := a.runOptions(readers, writers, dsn, rejectPath, progress, func(si pipeline.StartInfo) {
-			a.announceStart(store, store.Path(), si)
-		})
-		return opts, func() {
-			restore()
-			if progress != nil {
-				progress.Close()
-			}
-		}, nil
-	}
 	out, err := incremental.Run(ctx, incremental.Job{
 		Source: src, Plan: plan, Client: client, Writer: writer, Force: a.v.GetBool("force"),
 		Meta:     checkpoint.Meta{Fingerprint: rep.Fingerprint, Table: plan.Table.Name, Source: dsn.Identity(), RunID: rep.RunID},

@@ -1,17 +1,20 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/spf13/cobra"
 
 	"github.com/dynafold/dynafold/checkpoint"
 	"github.com/dynafold/dynafold/incremental"
 	"github.com/dynafold/dynafold/internal/render"
 	"github.com/dynafold/dynafold/pipeline"
+	"github.com/dynafold/dynafold/sink"
 	"github.com/dynafold/dynafold/source"
 	"github.com/dynafold/dynafold/source/drivers"
 	"github.com/dynafold/dynafold/verify"
@@ -53,100 +56,121 @@ it stopped when run again with the same mapping (--restart starts over).`,
 	return cmd
 }
 
-func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
-	if a.v.GetBool("incremental") && cmd.Flags().Changed("sweep") {
-		return usageError(errSweepIncremental)
+// migrateOptions are migrate's flags that decide what the run is, read
+// once and checked together.
+type migrateOptions struct {
+	readers, writers               int
+	incremental, dryRun, prune     bool
+	restart, force                 bool
+	sweepSet, incrementalOnlyFlags bool
+	overlap                        time.Duration
+}
+
+func (a *app) migrateOptions(cmd *cobra.Command) (migrateOptions, error) {
+	f := cmd.Flags()
+	o := migrateOptions{
+		readers: a.v.GetInt("concurrency"), writers: a.v.GetInt("writers"),
+		incremental: a.v.GetBool("incremental"), dryRun: a.v.GetBool("dry-run"), prune: a.v.GetBool("prune"),
+		restart: a.v.GetBool("restart"), force: a.v.GetBool("force"),
+		sweepSet:             f.Changed("sweep"),
+		incrementalOnlyFlags: a.v.GetBool("no-deletes") || a.v.GetBool("full-sweep") || f.Changed("overlap"),
+		overlap:              a.v.GetDuration("overlap"),
 	}
-	if a.v.GetBool("dry-run") {
-		if a.v.GetBool("incremental") {
+	switch {
+	case o.incremental && o.sweepSet:
+		return o, errSweepIncremental
+	case o.dryRun:
+		return o, nil // a preview checks its own flags
+	case o.sweepSet && !o.prune:
+		return o, errors.New("--sweep applies only with --prune or --dry-run")
+	case !o.incremental && o.incrementalOnlyFlags:
+		return o, errors.New("--no-deletes, --full-sweep and --overlap apply only with --incremental")
+	case o.incremental && o.prune:
+		return o, errors.New("--prune does not combine with --incremental, whose key sweep deletes stale items already (--no-deletes skips it)")
+	case o.overlap < 0:
+		return o, fmt.Errorf("--overlap must not be negative, not %s", o.overlap)
+	}
+	return o, nil
+}
+
+func (a *app) runMigrate(cmd *cobra.Command, _ []string) (err error) {
+	mo, err := a.migrateOptions(cmd)
+	if err != nil {
+		return usageError(err)
+	}
+	if mo.dryRun {
+		if mo.incremental {
 			return a.runIncrementalPreview(cmd, "migrate --incremental --dry-run")
 		}
 		return a.runDryRun(cmd)
-	}
-	if cmd.Flags().Changed("sweep") && !a.v.GetBool("prune") {
-		return usageError(errors.New("--sweep applies only with --prune or --dry-run"))
-	}
-	if !a.v.GetBool("incremental") && (a.v.GetBool("no-deletes") || a.v.GetBool("full-sweep") || cmd.Flags().Changed("overlap")) {
-		return usageError(errors.New("--no-deletes, --full-sweep and --overlap apply only with --incremental"))
-	}
-	if a.v.GetBool("incremental") && a.v.GetBool("prune") {
-		return usageError(errors.New("--prune does not combine with --incremental, whose key sweep deletes stale items already (--no-deletes skips it)"))
-	}
-	if d := a.v.GetDuration("overlap"); d < 0 {
-		return usageError(fmt.Errorf("--overlap must not be negative, not %s", d))
 	}
 	ctx := cmd.Context()
 	rep := a.newReport("migrate")
 	defer func() { err = a.finishReport(rep, err) }()
 
-	readers := a.v.GetInt("concurrency")
-	writers := a.v.GetInt("writers")
+	readers, writers := mo.readers, mo.writers
 	o, err := a.open(ctx, rep, preamble{conns: readers + 4, checkpoint: ".checkpoint.json", lint: true,
 		flags: func() error { return a.checkMigrateFlags(readers, writers) }})
 	if err != nil {
 		return err
 	}
 	defer o.Close()
-	l, src, plan, dsn, ckptPath, fingerprint := o.l, o.src, o.plan, o.dsn, o.checkpoint, rep.Fingerprint
+	l, src, plan, dsn, ckptPath := o.l, o.src, o.plan, o.dsn, o.checkpoint
 
 	client, writer, err := a.tableWriter(ctx, l, plan, writers)
 	if err != nil {
 		return err
 	}
 
-	var store checkpoint.Store = checkpoint.NewFileStore(ckptPath)
-	if a.v.GetBool("restart") {
+	store := checkpoint.NewFileStore(ckptPath)
+	if mo.restart {
 		if err := store.Discard(ctx); err != nil {
 			return fmt.Errorf("discarding checkpoint: %w", err)
 		}
 	}
-	rejectPath := a.rejectFile(plan.Table.Name)
-
-	if a.v.GetBool("incremental") {
-		return a.runIncremental(ctx, rep, src, plan, client, writer, ckptPath, dsn, rejectPath)
+	pass, stopObs := a.observedPass(plan.Table.Name, readers, writers, dsn, func() float64 { return float64(writer.Stats().Retried) })
+	defer stopObs()
+	if mo.incremental {
+		return a.runIncremental(ctx, rep, src, plan, client, writer, ckptPath, dsn, pass)
 	}
+	return a.migrateFull(ctx, rep, mo, o, client, writer, store, pass)
+}
+
+// migrateFull is a migration that is not incremental, once the source and
+// the table are open: the pass over a snapshot, then --prune.
+func (a *app) migrateFull(ctx context.Context, rep *report, mo migrateOptions, o *opened, client *dynamodb.Client, writer *sink.DynamoWriter,
+	store *checkpoint.FileStore, pass func(*checkpoint.FileStore) (pipeline.Options, func(), error)) error {
 	// A full run writes without a key sweep: the incremental runs'
 	// collection digests no longer bound what the table holds.
-	if err := incremental.DiscardDigests(incremental.DigestsFor(incremental.PathFor(ckptPath))); err != nil {
+	if err := incremental.DiscardDigests(incremental.DigestsFor(incremental.PathFor(o.checkpoint))); err != nil {
 		return err
 	}
-
-	snap, err := src.Snapshot(ctx, source.SnapshotOptions{Readers: readers})
+	snap, err := o.src.Snapshot(ctx, source.SnapshotOptions{Readers: mo.readers})
 	if err != nil {
 		return err
 	}
 	defer snap.Close()
-
-	obs, err := a.observe(plan.Table.Name)
+	opts, done, err := pass(store)
 	if err != nil {
 		return err
 	}
-	defer obs.close()
-	progress, restore := a.progress()
-	progress = obs.runProgress(progress, func() float64 { return float64(writer.Stats().Retried) })
-	meta := checkpoint.Meta{Fingerprint: fingerprint, Table: plan.Table.Name, Source: dsn.Identity(), RunID: rep.RunID}
+	plan := o.plan
+	meta := checkpoint.Meta{Fingerprint: rep.Fingerprint, Table: plan.Table.Name, Source: o.dsn.Identity(), RunID: rep.RunID}
 	sum, runErr := pipeline.Run(ctx, pipeline.Job{
-		Plan: plan, Snapshot: snap, Sink: writer, Store: store, Force: a.v.GetBool("force"), Meta: meta,
-	}, a.runOptions(readers, writers, dsn, rejectPath, progress, func(si pipeline.StartInfo) {
-		if fs, ok := store.(*checkpoint.FileStore); ok {
-			a.announceStart(fs, fs.Path(), si)
-		}
-	}))
-	restore()
-	if progress != nil {
-		progress.Close()
-	}
+		Plan: plan, Snapshot: snap, Sink: writer, Store: store, Force: mo.force, Meta: meta,
+	}, opts)
+	done()
 	rep.Summary = sum
-	rep.Checkpoint = ckptPath
+	rep.Checkpoint = o.checkpoint
 	var pruned *verify.Report
-	if runErr == nil && a.v.GetBool("prune") {
-		pruned, runErr = a.prune(ctx, plan, snap, client, sum, dsn.Identity())
+	if runErr == nil && mo.prune {
+		pruned, runErr = a.prune(ctx, plan, snap, client, sum, o.dsn.Identity())
 		if pruned != nil {
 			rep.Result = pruned
 		}
 	}
 	if sum != nil {
-		a.printMigrateResult(sum, ckptPath, pruned)
+		a.printMigrateResult(sum, o.checkpoint, pruned)
 	}
 	if runErr != nil {
 		return runErr

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 
+	"github.com/dynafold/dynafold/checkpoint"
 	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/pipeline"
 	"github.com/dynafold/dynafold/source"
 )
 
@@ -113,4 +115,35 @@ func (a *app) open(ctx context.Context, rep *report, p preamble) (_ *opened, err
 	}
 	rep.Fingerprint = plan.Fingerprint(covers)
 	return o, nil
+}
+
+// observedPass returns a pipeline pass's options as migrate's: progress on
+// the console and metrics on --metrics-addr, both started when the pass
+// starts (given its checkpoint) and stopped as it ends; stop closes the
+// metrics server after the run. retried, when set, is the writer's count
+// of retried items for the metrics.
+func (a *app) observedPass(table string, readers, writers int, dsn source.DSN, retried func() float64) (pass func(*checkpoint.FileStore) (pipeline.Options, func(), error), stop func()) {
+	var obs *observability
+	pass = func(store *checkpoint.FileStore) (pipeline.Options, func(), error) {
+		var err error
+		if obs, err = a.observe(table); err != nil {
+			return pipeline.Options{}, nil, err
+		}
+		progress, restore := a.progress()
+		progress = obs.runProgress(progress, retried)
+		opts := a.runOptions(readers, writers, dsn, a.rejectFile(table), progress, func(si pipeline.StartInfo) {
+			a.announceStart(store, store.Path(), si)
+		})
+		return opts, func() {
+			restore()
+			if progress != nil {
+				progress.Close()
+			}
+		}, nil
+	}
+	return pass, func() {
+		if obs != nil {
+			obs.close()
+		}
+	}
 }
