@@ -3,7 +3,7 @@ package export
 import (
 	"context"
 	"encoding/json"
-		"fmt"
+	"fmt"
 	"runtime"
 	"slices"
 	"time"
