@@ -21,6 +21,16 @@ import (
 
 // Job is one sync: the mapping, the source (its change log, its current
 // state and its snapshots for the initial load), the writer and where the
+// Writer is the sink sync writes the table with: a sink.Sink whose
+// writes wait out an endpoint that goes away, and that a caught-up stream
+// rearms after the guard gave up (sink.DynamoWriter).
+type Writer interface {
+	sink.Sink
+	// Rearm lets the next request wait again for an endpoint the writer
+	// gave up on.
+	Rearm()
+}
+
 // state is kept.
 type Job struct {
 	Plan   *mapping.Plan
@@ -32,7 +42,7 @@ type Job struct {
 	// Snapshot opens the initial load's snapshot; importID is the one the
 	// slot exported, or "" for a new one.
 	Snapshot func(ctx context.Context, importID string) (source.Snapshot, error)
-	Writer   *sink.DynamoWriter
+	Writer   Writer
 	// State keeps the sync state, the row index and the initial load's
 	// checkpoint (statestore.File or statestore.Dynamo). Run does not
 	// close it.
@@ -164,7 +174,7 @@ type engine struct {
 	plan   *mapping.Plan
 	graph  *graph
 	store  statestore.Store
-	writer *sink.DynamoWriter
+	writer Writer
 	state  *State
 	reject *pipeline.RejectFile
 	log    *slog.Logger

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -89,25 +90,33 @@ the table's definition; it acts only when the table is created.`,
 	return cmd
 }
 
-func (a *app) runDesign(cmd *cobra.Command, rep *report, art designArtifact) error {
-	ctx, cancel := a.cancelOnStop(cmd.Context())
-	defer cancel()
-	perEntity := 0
+// designSampling reads the flags of what an artifact shows from the
+// source: rows sampled per entity, and the measurement's options.
+func (a *app) designSampling(art designArtifact) (perEntity int, measure *plan.Options, err error) {
 	if art.samples {
 		perEntity = a.v.GetInt("sample")
 		if perEntity < 1 {
-			return usageError(fmt.Errorf("--sample must be at least 1 row per entity, not %d", perEntity))
+			return 0, nil, usageError(fmt.Errorf("--sample must be at least 1 row per entity, not %d", perEntity))
 		}
 	}
-	sampleKeys := a.v.GetStringSlice("sample-keys")
-	var measure *plan.Options
 	if art.measured {
 		f := a.v.GetFloat64("measure-sample")
 		if f <= 0 || f > 1 {
-			return usageError(fmt.Errorf("--measure-sample must be a fraction in (0, 1], not %g", f))
+			return 0, nil, usageError(fmt.Errorf("--measure-sample must be a fraction in (0, 1], not %g", f))
 		}
 		measure = &plan.Options{Sample: f, Readers: 2}
 	}
+	return perEntity, measure, nil
+}
+
+func (a *app) runDesign(cmd *cobra.Command, rep *report, art designArtifact) error {
+	ctx, cancel := a.cancelOnStop(cmd.Context())
+	defer cancel()
+	perEntity, measure, err := a.designSampling(art)
+	if err != nil {
+		return err
+	}
+	sampleKeys := a.v.GetStringSlice("sample-keys")
 	noSource := a.v.GetBool("no-source")
 	load := a.loadForSource
 	if noSource {
@@ -144,40 +153,54 @@ func (a *app) runDesign(cmd *cobra.Command, rep *report, art designArtifact) err
 	// An artifact that shows neither samples nor measurements reads the
 	// source only to check the mapping against it (above).
 	if src != nil && (art.samples || art.measured) {
-		snap, err := src.Snapshot(ctx, source.SnapshotOptions{Readers: 2})
-		if err != nil {
-			return err
-		}
-		defer snap.Close()
 		opts := tabledesign.SampleOptions{PerEntity: perEntity}
 		if art.samples {
 			if opts.Collections, err = sampleCollections(p, sampleKeys); err != nil {
 				return usageError(err)
 			}
 		}
-		dsn, _ := l.dsn()
-		if err := m.ReadSource(ctx, snap, l.schema, dsn.Identity(), opts, measure); err != nil {
+		if err := a.readDesignSource(ctx, m, l, src, opts, measure); err != nil {
 			return err
 		}
-		for _, rerr := range m.Samples.Rejected {
-			fmt.Fprintf(a.console, "dynafold: a sample row cannot become an item, left out: %v\n", rerr)
-		}
-		for _, c := range m.Samples.Collections {
-			if c.Items == 0 && c.Value != "" {
-				note := m.Samples.CappedNote()
-				if note != "" {
-					note = "; " + note
-				}
-				fmt.Fprintf(a.console, "dynafold: no sample item is in the collection of %s (%s = %q)%s\n", c.Name, c.PK, c.Value, note)
+	}
+	return a.writeDesign(cmd.Name(), rep, art, m)
+}
+
+// readDesignSource reads the artifact's samples and measurements from a
+// snapshot of the source, and says what it left out.
+func (a *app) readDesignSource(ctx context.Context, m *tabledesign.Model, l *loaded, src source.Source, opts tabledesign.SampleOptions, measure *plan.Options) error {
+	snap, err := src.Snapshot(ctx, source.SnapshotOptions{Readers: 2})
+	if err != nil {
+		return err
+	}
+	defer snap.Close()
+	dsn, _ := l.dsn()
+	if err := m.ReadSource(ctx, snap, l.schema, dsn.Identity(), opts, measure); err != nil {
+		return err
+	}
+	for _, rerr := range m.Samples.Rejected {
+		fmt.Fprintf(a.console, "dynafold: a sample row cannot become an item, left out: %v\n", rerr)
+	}
+	for _, c := range m.Samples.Collections {
+		if c.Items == 0 && c.Value != "" {
+			note := m.Samples.CappedNote()
+			if note != "" {
+				note = "; " + note
 			}
+			fmt.Fprintf(a.console, "dynafold: no sample item is in the collection of %s (%s = %q)%s\n", c.Name, c.PK, c.Value, note)
 		}
 	}
+	return nil
+}
+
+// writeDesign writes the artifact to --out, or to stdout.
+func (a *app) writeDesign(name string, rep *report, art designArtifact, m *tabledesign.Model) error {
 	var buf bytes.Buffer
 	if err := art.write(m, &buf); err != nil {
 		return err
 	}
 	out := a.v.GetString("out")
-	rep.Result = map[string]any{"artifact": cmd.Name(), "out": out, "sample_items": sampleCount(m)}
+	rep.Result = map[string]any{"artifact": name, "out": out, "sample_items": sampleCount(m)}
 	if out == "" {
 		_, err := a.stdout.Write(buf.Bytes())
 		return err
@@ -187,7 +210,7 @@ func (a *app) runDesign(cmd *cobra.Command, rep *report, art designArtifact) err
 	// handed to reviewers. Its sample items come from source rows; an
 	// operator who must not share them runs it with --no-source.
 	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("writing the %s design: %w", cmd.Name(), err)
+		return fmt.Errorf("writing the %s design: %w", name, err)
 	}
 	fmt.Fprintf(a.console, "dynafold: wrote %s\n", out)
 	return nil

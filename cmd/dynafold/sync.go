@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/dynafold/dynafold/cdc"
@@ -72,33 +71,9 @@ saved; run again to resume).`,
 		RunE: a.runSync,
 	}
 	f := cmd.Flags()
-	f.Int("concurrency", 4, "initial load: shards read at once")
-	f.Int("writers", 8, "BatchWriteItem requests in flight")
-	f.Int("page-size", pipeline.DefaultPageSize, "initial load: rows per keyset page")
-	f.Float64("max-wcu", 0, "cap on write capacity units per second (default: the table's provisioned capacity, or adaptive)")
-	f.String("checkpoint", "", "sync checkpoint (default .dynafold/<table>.sync.json; the row index and load checkpoint sit beside it)")
-	f.Duration("checkpoint-every", time.Second, "initial load: how often its checkpoint is saved")
-	f.String("slot", "", "replication slot and publication name, folded to lower-case letters, digits and _ (default dynafold_<table>)")
-	f.Bool("until-caught-up", false, "exit 0 once every change committed before this command started is applied")
-	f.Bool("force", false, "go on with a sync checkpoint made with a different mapping")
-	f.String("reject-file", "", "JSON-lines file for rows rejected by on_error: reject (default .dynafold/<table>.rejects.jsonl)")
-	f.String("progress", "auto", "progress display: auto, tty, json or none")
-	f.Duration("status-every", 5*time.Second, "how often a JSON status line is printed while streaming (--progress json)")
-	f.Duration("grace", 5*time.Second, "after a stop signal, how long writes in flight may finish")
-	f.Int("round-changes", 5000, "changes gathered into one apply round (whole transactions)")
-	f.Duration("fence", 5*time.Second, "after a sync that died uncleanly (SIGKILL, crash) or lost its lease, how long to wait for the writes it left in flight before writing (with a lease: from when they stopped)")
-	f.Uint32("server-id", 0, "MySQL/MariaDB: the replica server_id the binlog is read as (default 2^31 + a hash of the table name, 2147483648-4294967294)")
-	f.Duration("give-up-after", 0, "end with exit 4 (resumable) when one fault of the source or DynamoDB lasts longer than this (default: wait as long as it takes)")
-	f.String("on-source-reset", cdc.ResetStop, "when the slot is gone or invalidated, the binlog purged or the server another one: stop (exit 2, naming the fix) or resnapshot (load again from a new slot or position and delete what no row produces)")
-	f.String("on-schema-change", cdc.SchemaRederive, "when DDL changed a mapped table's values without row events (a column dropped and added with a default, a type change, a rewrite, TRUNCATE): rederive (read the entities that use the table again, then go on) or stop (exit 2); changes that keep every value go on, and those the mapping cannot follow stop, either way")
-	f.String("heartbeat-table", "", "SCHEMA.TABLE (MySQL: DATABASE.TABLE) to upsert one row into every --heartbeat-every, created if missing: for managed servers where keepalives alone do not move an idle slot")
-	f.Duration("heartbeat-every", 30*time.Second, "how often the heartbeat row is written (with --heartbeat-table)")
-	f.Int("index-cache", statestore.DefaultCacheRows, "with --state dynamodb://: rows whose row-index entries are kept in memory (some 90 bytes each); the index is read into it when sync takes the state, and when it fits, no row is looked up in the state table after; 0 keeps none")
-	f.String("warn-retained-wal", "1GiB", "PostgreSQL: warn when the slot retains more WAL than this (or than half of max_slot_wal_keep_size)")
-	// Continuous shadow comparison (docs/shadow.md).
-	f.Bool("shadow-patterns", false, "while syncing, keep comparing the access patterns' SQL answers with DynamoDB's, each after sync applied past its snapshot (dynafold_shadow_* metrics; mismatches logged)")
-	f.Float64("shadow-rate", shadow.DefaultRate, "with --shadow-patterns: comparisons started per second")
-	f.Duration("shadow-params-every", shadow.DefaultRefresh, "with --shadow-patterns: how often each pattern's params: sql is read again, so that new rows are compared too")
+	addSyncRunFlags(f)
+	addSyncStreamFlags(f)
+	addShadowFlags(f)
 	addServiceFlags(f)
 	addStateFlags(f)
 	cmd.AddCommand(a.syncCleanupCommand())
@@ -163,165 +138,37 @@ func (a *app) runSync(cmd *cobra.Command, _ []string) (err error) {
 	ctx := cmd.Context()
 	rep := a.newReport("sync")
 	defer func() { err = a.finishReport(rep, err) }()
-	readers, writers := a.v.GetInt("concurrency"), a.v.GetInt("writers")
-	var slot string
-	var svc syncService
-	o, err := a.open(ctx, rep, preamble{conns: readers + 6,
-		flags: func() (err error) {
-			if err := a.checkMigrateFlags(readers, writers); err != nil {
-				return err
-			}
-			svc, err = a.checkSyncServiceFlags()
-			return err
-		},
-		prepare: func(l *loaded) (err error) {
-			slot, err = a.syncSlot(l.static.Table.Name)
-			return err
-		},
-		explain: func(l *loaded, err error) error {
-			if stop := a.explainSyncStop(ctx, l, err); stop != nil {
-				rep.Result = &cdc.Summary{Phase: "stopped", SchemaChanges: []cdc.SchemaFinding{stop.Finding}}
-				return usageError(stop)
-			}
-			return err
-		}})
+	r, err := a.openSync(ctx, rep)
+	if r != nil {
+		defer r.close()
+	}
 	if err != nil {
 		return err
 	}
-	defer o.Close()
-	l, src, plan, dsn, fingerprint := o.l, o.src, o.plan, o.dsn, rep.Fingerprint
-	statePath := a.syncStatePath(plan.Table.Name)
-	state, err := a.openSyncState(ctx, l, statePath, plan.Table.Name)
-	if err != nil {
+	if err := r.openChanges(ctx); err != nil {
 		return err
 	}
-	defer state.Close()
-	rep.Checkpoint = state.Where()
-	lease, err := a.syncLease(state)
-	if err != nil {
+	if err := r.openTarget(ctx); err != nil {
 		return err
 	}
-	var gate func() error
-	var leased cdc.Lease
-	// The row index is kept in memory only in front of DynamoDB: a local
-	// bbolt read costs about what a cache miss does.
-	indexCache := 0
-	if lease != nil {
-		gate, leased = lease.Check, lease
-		indexCache = a.v.GetInt("index-cache")
-		if indexCache > 0 && os.Getenv("GOMEMLIMIT") == "" {
-			// The cache is held on purpose, not working memory: the soft
-			// limit's headroom is for the rest. Without this, an index
-			// in memory near the limit makes the collector run back to
-			// back (figures: docs/performance.md, the state in DynamoDB).
-			debug.SetMemoryLimit(memoryLimit + int64(indexCache)*statestore.CacheRowBudget)
-		}
-	}
-
-	tables, err := introspectAll(ctx, src, l.cfg)
-	if err != nil {
-		return err
-	}
-	if err := cdc.Unsupported(plan, tables); err != nil {
-		return usageError(err)
-	}
-	changes, err := drivers.OpenChangeSource(src, drivers.ChangeOptions{
-		Slot: slot, ServerID: a.v.GetUint32("server-id"), Table: plan.Table.Name, HeartbeatTable: a.v.GetString("heartbeat-table"),
-	})
-	if err != nil {
-		return usageError(err)
-	}
-	defer changes.Close()
-	probs, err := cdc.Check(ctx, plan, tables, changes)
-	if err != nil {
-		return err
-	}
-	if len(probs) > 0 {
-		return usageError(problemsError(probs))
-	}
-	if my, ok := changes.(drivers.Replica); ok {
-		note, err := my.Retention(ctx)
-		if err != nil {
-			return err
-		}
-		a.log.Warn("binlog retention: "+note, "server_id", my.ServerID())
-	}
-	reader, ok := src.(cdc.CurrentReader)
-	if !ok {
-		return usageError(fmt.Errorf("the %s source cannot read its current state for live sync", src.Driver()))
-	}
-
-	client, writer, err := a.gatedTableWriter(ctx, l, plan, writers, gate)
-	if err != nil {
-		return err
-	}
-	obs, err := a.observe(plan.Table.Name)
-	if err != nil {
-		return err
-	}
-	defer obs.close()
-	obs.health.AddCheck(func() (bool, string) {
-		if writer.Waiting() {
-			return false, "DynamoDB does not accept connections; writes wait for it"
-		}
-		return true, ""
-	})
-	live := cdc.NewLive()
-	var series *metrics.Sync
-	if obs.reg != nil {
-		series = metrics.NewSync(obs.reg, plan.Table.Name, metrics.SyncSources{
-			Lag:            live.LagSeconds,
-			Behind:         func() float64 { return float64(live.BehindBytes()) },
-			Throttled:      func() float64 { return float64(writer.Stats().Throttled) },
-			RequestRetries: func() float64 { return float64(writer.Stats().Retried) },
-		})
-	}
-	shadowRun, stopShadow, err := a.startShadow(ctx, l, dsn, slot, plan, live, client, obs)
-	if err != nil {
-		return err
-	}
-	rejectPath := a.rejectFile(plan.Table.Name)
 	progress, restore := a.progress()
-	status := a.syncStatus(progress)
-	sum, runErr := cdc.Run(ctx, cdc.Job{
-		Plan: plan, Tables: tables, Changes: changes, Reader: reader, Writer: writer,
-		Snapshot: func(ctx context.Context, id string) (source.Snapshot, error) {
-			return src.Snapshot(ctx, source.SnapshotOptions{Readers: readers, Import: id})
-		},
-		State: state, Fingerprint: fingerprint, Identity: dsn.Identity(), RunID: rep.RunID,
-		SourceTransient: drivers.Transient,
-		Prune: func(ctx context.Context) (int64, error) {
-			return a.pruneAll(ctx, src, plan, client, readers, dsn.Identity())
-		},
-	}, cdc.Options{
-		Load: pipeline.Options{Readers: readers, Writers: writers, PageSize: a.v.GetInt("page-size"),
-			RejectFile: rejectPath, Grace: a.v.GetDuration("grace"), Progress: progress,
-			FlushEvery: a.v.GetDuration("checkpoint-every")},
-		Writers: writers, Readers: roundReaders(readers), RoundChanges: a.v.GetInt("round-changes"), UntilCaughtUp: a.v.GetBool("until-caught-up"),
-		Force: a.v.GetBool("force"), Stop: a.stop, Grace: a.v.GetDuration("grace"),
-		Status: status, RejectFile: rejectPath, Logger: a.log, Fence: a.v.GetDuration("fence"),
-		GiveUpAfter: a.v.GetDuration("give-up-after"), OnSourceReset: a.v.GetString("on-source-reset"),
-		OnSchemaChange: a.v.GetString("on-schema-change"),
-		HeartbeatEvery: a.v.GetDuration("heartbeat-every"), WarnRetainedWAL: svc.warnRetained,
-		Metrics: series, Health: obs.health, Live: live, Lease: leased,
-		IndexCache: indexCache,
-	})
+	sum, runErr := cdc.Run(ctx, r.job(), r.options(progress))
 	restore()
 	if progress != nil {
 		progress.Close()
 	}
-	shadowCounts := stopShadow()
+	shadowCounts := r.stopShadow()
 	if sum != nil {
-		if _, ok := changes.(drivers.Slotted); ok {
-			sum.Slot = slot
+		if _, ok := r.changes.(drivers.Slotted); ok {
+			sum.Slot = r.slot
 		}
 		rep.Result = sum
 		if sum.Load != nil {
 			rep.Summary = sum.Load
 		}
-		a.printSyncSummary(sum, state)
+		a.printSyncSummary(sum, r.state)
 	}
-	if shadowRun != nil {
+	if r.shadowRun != nil {
 		rep.Result = syncShadowResult{Summary: sum, Shadow: shadowCounts}
 		a.printShadowSummary(shadowCounts)
 	}
@@ -562,4 +409,45 @@ func (a *app) printShadowSummary(counts []shadow.Counts) {
 		fmt.Fprintf(a.stdout, "shadow %q: %s comparisons, %s mismatches, %s skipped\n", c.Pattern,
 			render.Thousands(c.Comparisons), render.Thousands(c.Mismatches), render.Thousands(c.Skipped))
 	}
+}
+
+// addSyncRunFlags declares sync's flags of the initial load, the writes,
+// the state and the apply rounds.
+func addSyncRunFlags(f *pflag.FlagSet) {
+	f.Int("concurrency", 4, "initial load: shards read at once")
+	f.Int("writers", 8, "BatchWriteItem requests in flight")
+	f.Int("page-size", pipeline.DefaultPageSize, "initial load: rows per keyset page")
+	f.Float64("max-wcu", 0, "cap on write capacity units per second (default: the table's provisioned capacity, or adaptive)")
+	f.String("checkpoint", "", "sync checkpoint (default .dynafold/<table>.sync.json; the row index and load checkpoint sit beside it)")
+	f.Duration("checkpoint-every", time.Second, "initial load: how often its checkpoint is saved")
+	f.String("slot", "", "replication slot and publication name, folded to lower-case letters, digits and _ (default dynafold_<table>)")
+	f.Bool("until-caught-up", false, "exit 0 once every change committed before this command started is applied")
+	f.Bool("force", false, "go on with a sync checkpoint made with a different mapping")
+	f.String("reject-file", "", "JSON-lines file for rows rejected by on_error: reject (default .dynafold/<table>.rejects.jsonl)")
+	f.String("progress", "auto", "progress display: auto, tty, json or none")
+	f.Duration("status-every", 5*time.Second, "how often a JSON status line is printed while streaming (--progress json)")
+	f.Duration("grace", 5*time.Second, "after a stop signal, how long writes in flight may finish")
+	f.Int("round-changes", 5000, "changes gathered into one apply round (whole transactions)")
+}
+
+// addSyncStreamFlags declares sync's flags of the stream: the source's
+// identity, faults, resets, schema changes, heartbeats and retention.
+func addSyncStreamFlags(f *pflag.FlagSet) {
+	f.Duration("fence", 5*time.Second, "after a sync that died uncleanly (SIGKILL, crash) or lost its lease, how long to wait for the writes it left in flight before writing (with a lease: from when they stopped)")
+	f.Uint32("server-id", 0, "MySQL/MariaDB: the replica server_id the binlog is read as (default 2^31 + a hash of the table name, 2147483648-4294967294)")
+	f.Duration("give-up-after", 0, "end with exit 4 (resumable) when one fault of the source or DynamoDB lasts longer than this (default: wait as long as it takes)")
+	f.String("on-source-reset", cdc.ResetStop, "when the slot is gone or invalidated, the binlog purged or the server another one: stop (exit 2, naming the fix) or resnapshot (load again from a new slot or position and delete what no row produces)")
+	f.String("on-schema-change", cdc.SchemaRederive, "when DDL changed a mapped table's values without row events (a column dropped and added with a default, a type change, a rewrite, TRUNCATE): rederive (read the entities that use the table again, then go on) or stop (exit 2); changes that keep every value go on, and those the mapping cannot follow stop, either way")
+	f.String("heartbeat-table", "", "SCHEMA.TABLE (MySQL: DATABASE.TABLE) to upsert one row into every --heartbeat-every, created if missing: for managed servers where keepalives alone do not move an idle slot")
+	f.Duration("heartbeat-every", 30*time.Second, "how often the heartbeat row is written (with --heartbeat-table)")
+	f.Int("index-cache", statestore.DefaultCacheRows, "with --state dynamodb://: rows whose row-index entries are kept in memory (some 90 bytes each); the index is read into it when sync takes the state, and when it fits, no row is looked up in the state table after; 0 keeps none")
+	f.String("warn-retained-wal", "1GiB", "PostgreSQL: warn when the slot retains more WAL than this (or than half of max_slot_wal_keep_size)")
+}
+
+// addShadowFlags declares the continuous shadow comparison's flags
+// (docs/shadow.md).
+func addShadowFlags(f *pflag.FlagSet) {
+	f.Bool("shadow-patterns", false, "while syncing, keep comparing the access patterns' SQL answers with DynamoDB's, each after sync applied past its snapshot (dynafold_shadow_* metrics; mismatches logged)")
+	f.Float64("shadow-rate", shadow.DefaultRate, "with --shadow-patterns: comparisons started per second")
+	f.Duration("shadow-params-every", shadow.DefaultRefresh, "with --shadow-patterns: how often each pattern's params: sql is read again, so that new rows are compared too")
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dynafold/dynafold/export"
+	"github.com/dynafold/dynafold/mapping"
 	"github.com/dynafold/dynafold/sink"
 )
 
@@ -90,6 +91,11 @@ func (a *app) importTable(cmd *cobra.Command, rep *report) error {
 			return err
 		}
 	}
+	return a.reportImport(rep, t, arn, d)
+}
+
+// reportImport prints how the import ended and maps it to the exit.
+func (a *app) reportImport(rep *report, t *mapping.TableSchema, arn string, d *types.ImportTableDescription) error {
 	res := map[string]any{
 		"table": t.Name, "import_arn": arn, "status": string(d.ImportStatus),
 		"items_processed": d.ProcessedItemCount, "items_imported": d.ImportedItemCount, "errors": d.ErrorCount,
