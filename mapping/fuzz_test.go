@@ -26,6 +26,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/dynafold/dynafold/internal/strictyaml"
 	"github.com/dynafold/dynafold/value"
 )
 
@@ -477,8 +478,8 @@ func memberType(t reflect.Type, k string) reflect.Type {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if om, ok := reflect.Zero(t).Interface().(orderedMapper); ok {
-		return om.orderedValueType()
+	if om, ok := reflect.Zero(t).Interface().(strictyaml.Ordered); ok {
+		return om.OrderedValueType()
 	}
 	switch t.Kind() {
 	case reflect.Map:
@@ -533,13 +534,13 @@ func decodeFailsAt(root *yaml.Node, path string, line int) bool {
 		for t.Kind() == reflect.Pointer {
 			t = t.Elem()
 		}
-		if om, ok := reflect.Zero(t).Interface().(orderedMapper); ok {
-			t = reflect.MapOf(reflect.TypeFor[string](), om.orderedValueType())
+		if om, ok := reflect.Zero(t).Interface().(strictyaml.Ordered); ok {
+			t = reflect.MapOf(reflect.TypeFor[string](), om.OrderedValueType())
 		}
 		switch {
 		case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
 			for i := 0; i+1 < len(n.Content); i += 2 {
-				if isMerge(n.Content[i]) { // its mapping (or list of them) merges into t
+				if strictyaml.IsMerge(n.Content[i]) { // its mapping (or list of them) merges into t
 					one := func(m *yaml.Node, mp string) {
 						if m.Kind == yaml.AliasNode && m.Alias != nil {
 							m = m.Alias
@@ -550,7 +551,7 @@ func decodeFailsAt(root *yaml.Node, path string, line int) bool {
 						}
 						walk(m, t, mp)
 					}
-					v, mp := n.Content[i+1], join(p, "<<")
+					v, mp := n.Content[i+1], strictyaml.Join(p, "<<")
 					if v.Kind == yaml.SequenceNode {
 						for j, c := range v.Content {
 							one(c, fmt.Sprintf("%s[%d]", mp, j))
@@ -561,13 +562,13 @@ func decodeFailsAt(root *yaml.Node, path string, line int) bool {
 				}
 				for j := 0; j < t.NumField(); j++ {
 					if strings.Split(t.Field(j).Tag.Get("yaml"), ",")[0] == n.Content[i].Value {
-						walk(n.Content[i+1], t.Field(j).Type, join(p, n.Content[i].Value))
+						walk(n.Content[i+1], t.Field(j).Type, strictyaml.Join(p, n.Content[i].Value))
 					}
 				}
 			}
 		case t.Kind() == reflect.Map && n.Kind == yaml.MappingNode:
 			for i := 0; i+1 < len(n.Content); i += 2 {
-				walk(n.Content[i+1], t.Elem(), join(p, n.Content[i].Value))
+				walk(n.Content[i+1], t.Elem(), strictyaml.Join(p, n.Content[i].Value))
 			}
 		case t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode:
 			for i, c := range n.Content {
@@ -709,7 +710,7 @@ func mutationSites(n *yaml.Node, path string) []site {
 	switch n.Kind {
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			p := join(path, n.Content[i].Value)
+			p := strictyaml.Join(path, n.Content[i].Value)
 			out = append(out, site{n, i + 1, p})
 			out = append(out, mutationSites(n.Content[i+1], p)...)
 		}

@@ -67,9 +67,8 @@ func (m OrderedMap[T]) Keys() []string {
 	return out
 }
 
-// orderedValueType lets the key checker see through an OrderedMap.
-func (OrderedMap[T]) orderedValueType() reflect.Type {
+// OrderedValueType lets the strict decoder see through an OrderedMap
+// (strictyaml.Ordered).
+func (OrderedMap[T]) OrderedValueType() reflect.Type {
 	return reflect.TypeOf((*T)(nil)).Elem()
 }
-
-type orderedMapper interface{ orderedValueType() reflect.Type }

@@ -23,7 +23,7 @@ const module = "github.com/dynafold/dynafold/"
 // proxy's commands): they may import anything, and no product package
 // imports them.
 var layers = [][]string{
-	{"value", "retry", "ddbjson", "internal/render", "internal/connerr", "internal/durable", "internal/redact"},
+	{"value", "retry", "ddbjson", "internal/render", "internal/connerr", "internal/durable", "internal/redact", "internal/strictyaml"},
 	{"source"},
 	{"source/postgres", "source/mysql", "mapping", "checkpoint"},
 	{"source/drivers", "sink"},
