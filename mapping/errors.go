@@ -5,23 +5,15 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/dynafold/dynafold/internal/strictyaml"
 	"github.com/dynafold/dynafold/value"
 )
 
 // Error is a problem in the mapping file, located by its key path, e.g.
-// `entities.server.key.sk: unknown column "hostnme" in table servers`.
-type Error struct {
-	Path string
-	Line int
-	Msg  string
-}
-
-func (e *Error) Error() string {
-	if e.Path == "" {
-		return e.Msg
-	}
-	return e.Path + ": " + e.Msg
-}
+// `entities.server.key.sk: unknown column "hostnme" in table servers`:
+// the strict decoder's located error, which the compiler's checks use
+// too.
+type Error = strictyaml.Error
 
 // Errors is every problem found in one mapping file. The CLI exits with
 // code 2 when it sees one.

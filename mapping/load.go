@@ -42,12 +42,8 @@ func Parse(data []byte) (*Config, error) {
 	}
 	var cfg Config
 	if errs := strictyaml.Decode(root, &cfg, "mapping file"); len(errs) > 0 {
-		located := make(Errors, len(errs))
-		for i, e := range errs {
-			located[i] = &Error{Path: e.Path, Line: e.Line, Msg: e.Msg}
-		}
 		// yaml's messages quote the value that does not decode.
-		return nil, hideSecrets(located.err().(Errors), secretValues(root))
+		return nil, hideSecrets(Errors(errs).err().(Errors), secretValues(root))
 	}
 	return &cfg, nil
 }
