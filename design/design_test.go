@@ -136,7 +136,7 @@ func TestEveryConfigDrawsEveryArtifact(t *testing.T) {
 
 // kitchenSink is a mapping with everything a table definition can say:
 // provisioned capacity (one GSI with its own), every projection, a local
-// index, a Number index key and TTL.
+// index, a Number index key, TTL and a stream.
 const kitchenSink = `
 version: 1
 source: {driver: postgres, dsn: postgres://x@localhost/x}
@@ -152,6 +152,7 @@ target:
     ByName: {type: local, sk: Name, projection: keys_only}
   type_attribute: _type
   ttl_attribute: ExpiresAt
+  stream: new_and_old_images
 entities:
   player:
     from: players
