@@ -169,6 +169,16 @@ func kitchenSinkModel(t *testing.T) *Model {
 	return modelOf(t, cfg, "kitchen-sink.yaml")
 }
 
+// The workbench model and the HTML page carry what the other artifacts
+// say in their own fields: TTL and the stream.
+func TestWorkbenchAndPageCarryTTLAndStream(t *testing.T) {
+	m := kitchenSinkModel(t)
+	require.Contains(t, m.workbenchDescription(), " TTL on ExpiresAt. Stream: NEW_AND_OLD_IMAGES.")
+	var page bytes.Buffer
+	require.NoError(t, m.WriteHTML(&page))
+	require.Contains(t, page.String(), "TTL on <code>ExpiresAt</code> · stream <code>NEW_AND_OLD_IMAGES</code>")
+}
+
 // A table with local indexes cannot be imported: ImportTable cannot create
 // them.
 func TestImportRefusesLocalIndexes(t *testing.T) {
