@@ -243,8 +243,8 @@ func firstLine(s string) string {
 
 // CreateInput is the CreateTable request table create sends for the
 // mapping's table: keys, attribute definitions (sorted by name), GSIs and
-// LSIs with their projections, billing and capacity, the stream. TTL is set after
-// creation (UpdateTimeToLive), so it is not part of it.
+// LSIs with their projections, billing and capacity, and the stream. TTL
+// is set after creation (UpdateTimeToLive), so it is not part of it.
 func CreateInput(s *mapping.TableSchema) *dynamodb.CreateTableInput { return createInput(s) }
 
 func createInput(s *mapping.TableSchema) *dynamodb.CreateTableInput {
