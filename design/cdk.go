@@ -48,6 +48,9 @@ func (m *Model) WriteCDK(w io.Writer) error {
 	if ttl := m.Plan.Table.TTLAttribute; ttl != "" {
 		p("      timeToLiveAttribute: %s,\n", tsString(ttl))
 	}
+	if s := t.StreamSpecification; s != nil {
+		p("      stream: dynamodb.StreamViewType.%s,\n", s.StreamViewType)
+	}
 	// RETAIN, as the CloudFormation output's DeletionPolicy: the data
 	// outlives the stack.
 	p("      removalPolicy: RemovalPolicy.RETAIN,\n")

@@ -50,7 +50,7 @@ func cdkToolchain(t *testing.T) string {
 // which checks every property against the resource specification, and the
 // CDK construct compiles (tsc) and synthesizes (cdk synth, offline) the
 // same AWS::DynamoDB::Table: for the kitchen sink (provisioned, every
-// projection, a local index, TTL), the portfolios imported from S3, duda
+// projection, a local index, TTL, a stream), the portfolios imported from S3, duda
 // (a local index) and messages (TTL). One tsc and one cdk synth for all.
 func TestCloudFormationAndCDKDefineTheSameTable(t *testing.T) {
 	modules := cdkToolchain(t)

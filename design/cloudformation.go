@@ -44,6 +44,7 @@ type cfnProperties struct {
 	GlobalSecondaryIndexes    []cfnIndex       `yaml:"GlobalSecondaryIndexes,omitempty"`
 	LocalSecondaryIndexes     []cfnIndex       `yaml:"LocalSecondaryIndexes,omitempty"`
 	TimeToLiveSpecification   *cfnTTL          `yaml:"TimeToLiveSpecification,omitempty"`
+	StreamSpecification       *cfnStream       `yaml:"StreamSpecification,omitempty"`
 	ImportSourceSpecification *cfnImportSource `yaml:"ImportSourceSpecification,omitempty"`
 }
 
@@ -77,6 +78,12 @@ type cfnProjection struct {
 type cfnTTL struct {
 	AttributeName string `yaml:"AttributeName"`
 	Enabled       bool   `yaml:"Enabled"`
+}
+
+// cfnStream is AWS::DynamoDB::Table's StreamSpecification: the view type
+// alone, its presence enabling the stream.
+type cfnStream struct {
+	StreamViewType string `yaml:"StreamViewType"`
 }
 
 type cfnImportSource struct {
@@ -154,6 +161,9 @@ func (m *Model) cfnProperties() cfnProperties {
 	}
 	if ttl := m.Plan.Table.TTLAttribute; ttl != "" {
 		p.TimeToLiveSpecification = &cfnTTL{AttributeName: ttl, Enabled: true}
+	}
+	if s := t.StreamSpecification; s != nil {
+		p.StreamSpecification = &cfnStream{StreamViewType: string(s.StreamViewType)}
 	}
 	if m.Import != nil {
 		p.ImportSourceSpecification = &cfnImportSource{InputFormat: string(types.InputFormatDynamodbJson), InputCompressionType: string(types.InputCompressionTypeGzip),

@@ -136,7 +136,7 @@ func TestEveryConfigDrawsEveryArtifact(t *testing.T) {
 
 // kitchenSink is a mapping with everything a table definition can say:
 // provisioned capacity (one GSI with its own), every projection, a local
-// index, a Number index key and TTL.
+// index, a Number index key, TTL and a stream.
 const kitchenSink = `
 version: 1
 source: {driver: postgres, dsn: postgres://x@localhost/x}
@@ -152,6 +152,7 @@ target:
     ByName: {type: local, sk: Name, projection: keys_only}
   type_attribute: _type
   ttl_attribute: ExpiresAt
+  stream: new_and_old_images
 entities:
   player:
     from: players
@@ -166,6 +167,16 @@ func kitchenSinkModel(t *testing.T) *Model {
 	cfg, err := mapping.Parse([]byte(kitchenSink))
 	require.NoError(t, err)
 	return modelOf(t, cfg, "kitchen-sink.yaml")
+}
+
+// The workbench model and the HTML page carry what the other artifacts
+// say in their own fields: TTL and the stream.
+func TestWorkbenchAndPageCarryTTLAndStream(t *testing.T) {
+	m := kitchenSinkModel(t)
+	require.Contains(t, m.workbenchDescription(), " TTL on ExpiresAt. Stream: NEW_AND_OLD_IMAGES.")
+	var page bytes.Buffer
+	require.NoError(t, m.WriteHTML(&page))
+	require.Contains(t, page.String(), "TTL on <code>ExpiresAt</code> · stream <code>NEW_AND_OLD_IMAGES</code>")
 }
 
 // A table with local indexes cannot be imported: ImportTable cannot create

@@ -50,6 +50,7 @@ type page struct {
 	Keys     string
 	Billing  string
 	TTL      string
+	Stream   string
 	Import   string
 	Samples  string
 	Sampled  []sampledCollection
@@ -160,6 +161,7 @@ func (m *Model) page() *page {
 	if t.TTLAttribute != "" {
 		pg.TTL = t.TTLAttribute
 	}
+	pg.Stream = t.StreamViewType
 	if m.Import != nil {
 		pg.Import = fmt.Sprintf("created by ImportTable from %s (only when the table is created)", m.Import.URL)
 	}

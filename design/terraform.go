@@ -33,6 +33,10 @@ func (m *Model) WriteTerraform(w io.Writer) error {
 		}
 	}
 	capacity(res, t.ProvisionedThroughput)
+	if s := t.StreamSpecification; s != nil {
+		res.SetAttributeValue("stream_enabled", cty.True)
+		res.SetAttributeValue("stream_view_type", cty.StringVal(string(s.StreamViewType)))
+	}
 	for _, d := range t.AttributeDefinitions {
 		res.AppendNewline()
 		a := res.AppendNewBlock("attribute", nil).Body()

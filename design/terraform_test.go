@@ -73,7 +73,8 @@ func (b *tfBlock) list(name string) []string {
 
 // The Terraform output parses as HCL and says, attribute by attribute,
 // what the mapping says: for every design in configs/, the kitchen sink
-// (provisioned, every projection, a local index, TTL) and an import.
+// (provisioned, every projection, a local index, TTL, a stream) and an
+// import.
 func TestTerraformMatchesTheMapping(t *testing.T) {
 	models := map[string]*Model{"kitchen sink": kitchenSinkModel(t)}
 	for _, path := range configs(t) {
@@ -169,6 +170,14 @@ func checkTerraform(t *testing.T, m *Model, root *tfBlock) {
 		require.Len(t, r.blocks["ttl"], 1)
 		require.Equal(t, ts.TTLAttribute, r.blocks["ttl"][0].str("attribute_name"))
 		require.True(t, r.blocks["ttl"][0].attrs["enabled"].True())
+	}
+
+	if ts.StreamViewType == "" {
+		require.NotContains(t, r.attrs, "stream_enabled")
+		require.NotContains(t, r.attrs, "stream_view_type")
+	} else {
+		require.True(t, r.attrs["stream_enabled"].True())
+		require.Equal(t, ts.StreamViewType, r.str("stream_view_type"))
 	}
 
 	if m.Import == nil {

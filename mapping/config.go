@@ -62,6 +62,12 @@ type TargetConfig struct {
 	TypeAttribute string `yaml:"type_attribute"`
 	// TTL names the Number attribute that holds each item's expiry.
 	TTL string `yaml:"ttl_attribute"`
+	// Stream is the table's DynamoDB Streams view type: new_and_old_images
+	// (what failback reads), new_image, old_image or keys_only; empty
+	// means no stream. It changes nothing a run writes, so it is left out
+	// of the fingerprint: enabling the stream at cutover keeps sync's
+	// checkpoint.
+	Stream string `yaml:"stream" json:"-"`
 }
 
 // CapacitySpec is provisioned throughput.

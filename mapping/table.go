@@ -38,6 +38,21 @@ type TableSchema struct {
 	Capacity      *CapacitySpec
 	TTLAttribute  string
 	TypeAttribute string
+	// StreamViewType is the table's DynamoDB Streams view type
+	// (NEW_AND_OLD_IMAGES, NEW_IMAGE, OLD_IMAGE or KEYS_ONLY), or "" for
+	// no stream.
+	StreamViewType string
+}
+
+// streamViewType returns the DynamoDB Streams view type a target.stream
+// value names (new_and_old_images, new_image, old_image, keys_only, in
+// either case), or "".
+func streamViewType(name string) string {
+	switch v := strings.ToUpper(name); v {
+	case "NEW_AND_OLD_IMAGES", "NEW_IMAGE", "OLD_IMAGE", "KEYS_ONLY":
+		return v
+	}
+	return ""
 }
 
 // Index returns the named index, or nil.
@@ -224,6 +239,12 @@ func tableSchema(t *TargetConfig, errs *Errors) *TableSchema {
 	if t.TTL != "" {
 		if _, isKey := ts.KeyAttrType(t.TTL); isKey {
 			errs.add("target.ttl_attribute", "the TTL attribute cannot be a key attribute")
+		}
+	}
+	if t.Stream != "" {
+		ts.StreamViewType = streamViewType(t.Stream)
+		if ts.StreamViewType == "" {
+			errs.add("target.stream", "unknown stream view type %q (new_and_old_images, new_image, old_image or keys_only; failback needs new_and_old_images)", t.Stream)
 		}
 	}
 	if t.TypeAttribute != "" {

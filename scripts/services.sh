@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Local services for dynafold's tests, demo and benchmarks: PostgreSQL 15 in
 # a temporary data directory, MariaDB, dynalite (a DynamoDB-compatible
-# server) and s3rver (an S3-compatible server, for export), all on loopback. Installs what is missing (Debian packages, the
-# npm-pinned dynalite), starts only what is not already running, and writes
-# the connection settings to $STATE/env.
+# server), moto's server (a second DynamoDB-compatible server, for what
+# dynalite lacks: streams, transactions, multi-attribute GSI keys) and
+# s3rver (an S3-compatible server, for export), all on loopback. Installs
+# what is missing (Debian packages, the npm-pinned dynalite and s3rver,
+# moto from pip), starts only what is not already running, and writes the
+# connection settings to $STATE/env.
 #
 #   scripts/services.sh start | stop | status | env
 #
 # Settings: DYNAFOLD_SERVICES_DIR (default <repo>/.services),
 # DYNAFOLD_PG_PORT (55432), DYNAFOLD_MYSQL_PORT (53306),
-# DYNAFOLD_DYNAMODB_PORT (58000), DYNAFOLD_S3_PORT (59000). When run as root from a directory the
+# DYNAFOLD_DYNAMODB_PORT (58000), DYNAFOLD_MOTO_PORT (58100),
+# DYNAFOLD_S3_PORT (59000). When run as root from a directory the
 # PostgreSQL user cannot reach, PostgreSQL's data directory goes under
 # DYNAFOLD_PG_STATE_BASE (/var/tmp) instead; $STATE/pg.dir points to it.
 set -euo pipefail
@@ -20,6 +24,7 @@ case "$STATE" in /*) ;; *) STATE="$PWD/$STATE" ;; esac
 PG_PORT="${DYNAFOLD_PG_PORT:-55432}"
 MY_PORT="${DYNAFOLD_MYSQL_PORT:-53306}"
 DDB_PORT="${DYNAFOLD_DYNAMODB_PORT:-58000}"
+MOTO_PORT="${DYNAFOLD_MOTO_PORT:-58100}"
 S3_PORT="${DYNAFOLD_S3_PORT:-59000}"
 
 log() { echo "services: $*" >&2; }
@@ -175,6 +180,42 @@ start_dynalite() {
 	log "dynalite started on 127.0.0.1:$DDB_PORT"
 }
 
+# moto's server is started with every other service rather than when a
+# test first needs it: it is up in about 5 s and holds about 80 MB, less
+# than the bookkeeping a start on demand would need under test.sh's shared
+# services. Its state is in memory; tests make their own tables.
+start_moto() {
+	local pidf="$STATE/moto.pid"
+	if [ -f "$pidf" ] && kill -0 "$(cat "$pidf")" 2>/dev/null && port_open "$MOTO_PORT"; then
+		log "moto already running on $MOTO_PORT"
+		return
+	fi
+	# Without moto the other services still start (make demo needs none of
+	# it): .services/env then leaves DYNAFOLD_TEST_MOTO_ENDPOINT out, and
+	# the tests that need moto skip, or fail under DYNAFOLD_INTEGRATION=1.
+	if ! command -v moto_server >/dev/null; then
+		if ! command -v python3 >/dev/null; then
+			log "Python 3 is required for moto's server: moto not started"
+			return 0
+		fi
+		log "installing moto's server (pip install 'moto[server]')"
+		if ! python3 -m pip install --quiet 'moto[server]>=5.2,<6' >"$STATE/pip.log" 2>&1; then
+			tail -n 5 "$STATE/pip.log" >&2
+			log "pip install 'moto[server]' failed (see $STATE/pip.log): moto not started; install it where moto_server lands on PATH (a virtualenv, pyenv)"
+			return 0
+		fi
+		hash -r
+		if ! command -v moto_server >/dev/null; then
+			log "moto installed but moto_server is not on PATH: moto not started"
+			return 0
+		fi
+	fi
+	nohup moto_server -H 127.0.0.1 -p "$MOTO_PORT" >"$STATE/moto.log" 2>&1 &
+	echo $! >"$pidf"
+	wait_for moto 60 "$STATE/moto.log" port_open "$MOTO_PORT"
+	log "moto started on 127.0.0.1:$MOTO_PORT"
+}
+
 start_s3rver() {
 	local pidf="$STATE/s3rver.pid"
 	if [ -f "$pidf" ] && kill -0 "$(cat "$pidf")" 2>/dev/null && port_open "$S3_PORT"; then
@@ -206,6 +247,9 @@ write_env() {
 		export DYNAFOLD_TEST_DYNAMODB_ENDPOINT='http://127.0.0.1:$DDB_PORT'
 		export DYNAFOLD_TEST_S3_ENDPOINT='http://127.0.0.1:$S3_PORT'
 	EOF
+	if port_open "$MOTO_PORT"; then
+		echo "export DYNAFOLD_TEST_MOTO_ENDPOINT='http://127.0.0.1:$MOTO_PORT'" >>"$STATE/env"
+	fi
 	cat "$STATE/env"
 }
 
@@ -230,6 +274,11 @@ stop_all() {
 		kill "$(cat "$STATE/dynalite.pid")" 2>/dev/null || true
 		rm -f "$STATE/dynalite.pid"
 		log "dynalite stopped"
+	fi
+	if [ -f "$STATE/moto.pid" ]; then
+		kill "$(cat "$STATE/moto.pid")" 2>/dev/null || true
+		rm -f "$STATE/moto.pid"
+		log "moto stopped"
 	fi
 	if [ -f "$STATE/s3rver.pid" ]; then
 		kill "$(cat "$STATE/s3rver.pid")" 2>/dev/null || true
@@ -260,6 +309,7 @@ status() {
 	port_open "$PG_PORT" && stale_slots
 	port_open "$MY_PORT" && echo "mariadb   up   127.0.0.1:$MY_PORT" || { echo "mariadb   down"; ok=1; }
 	port_open "$DDB_PORT" && echo "dynalite  up   127.0.0.1:$DDB_PORT" || { echo "dynalite  down"; ok=1; }
+	port_open "$MOTO_PORT" && echo "moto      up   127.0.0.1:$MOTO_PORT" || { echo "moto      down"; ok=1; }
 	port_open "$S3_PORT" && echo "s3rver    up   127.0.0.1:$S3_PORT" || { echo "s3rver    down"; ok=1; }
 	return $ok
 }
@@ -271,6 +321,7 @@ start)
 	start_postgres
 	start_mariadb
 	start_dynalite
+	start_moto
 	start_s3rver
 	write_env
 	;;

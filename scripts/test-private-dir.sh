@@ -2,11 +2,12 @@
 # Runs the services script from a copy of the repository inside a private
 # (0700) directory, the way `make demo` and `make test` run from /root/… or
 # a mktemp -d directory: PostgreSQL (run by another user when we are root),
-# MariaDB and dynalite must start and answer, and `make services-stop` must
+# MariaDB, dynalite, moto and s3rver must start and answer, and `make services-stop` must
 # stop them all. CI runs it after `make test` (see .ci/run).
 #
 # Ports: DYNAFOLD_PRIVATE_PG_PORT (25442), DYNAFOLD_PRIVATE_MYSQL_PORT (23316),
-# DYNAFOLD_PRIVATE_DYNAMODB_PORT (28010), DYNAFOLD_PRIVATE_S3_PORT (29010),
+# DYNAFOLD_PRIVATE_DYNAMODB_PORT (28010), DYNAFOLD_PRIVATE_MOTO_PORT (28110),
+# DYNAFOLD_PRIVATE_S3_PORT (29010),
 # apart from the usual services' and below Linux's ephemeral range
 # (32768-60999): CI runs this beside the test suite, whose servers and
 # connections take ports from that range (one held 58010 once, when
@@ -22,6 +23,7 @@ COPY="$PRIV/dynafold"
 export DYNAFOLD_PG_PORT="${DYNAFOLD_PRIVATE_PG_PORT:-25442}"
 export DYNAFOLD_MYSQL_PORT="${DYNAFOLD_PRIVATE_MYSQL_PORT:-23316}"
 export DYNAFOLD_DYNAMODB_PORT="${DYNAFOLD_PRIVATE_DYNAMODB_PORT:-28010}"
+export DYNAFOLD_MOTO_PORT="${DYNAFOLD_PRIVATE_MOTO_PORT:-28110}"
 export DYNAFOLD_S3_PORT="${DYNAFOLD_PRIVATE_S3_PORT:-29010}"
 unset DYNAFOLD_SERVICES_DIR # the default: <copy>/.services, inside the private directory
 
@@ -49,6 +51,11 @@ source "$COPY/.services/env"
 bin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r | head -n 1)"
 "${bin:+$bin/}psql" "$DYNAFOLD_TEST_PG_DSN" -tAc 'SELECT 1' | grep -qx 1 || fail "PostgreSQL does not answer"
 mariadb -h 127.0.0.1 -P "$DYNAFOLD_MYSQL_PORT" -u dynafold -pdynafold -N -e 'SELECT 1' | grep -qx 1 || fail "MariaDB does not answer"
+# moto answers any well-formed signature; ListTables is its cheapest call.
+curl -sf -X POST "$DYNAFOLD_TEST_MOTO_ENDPOINT/" -H 'Content-Type: application/x-amz-json-1.0' \
+	-H 'X-Amz-Target: DynamoDB_20120810.ListTables' \
+	-H 'Authorization: AWS4-HMAC-SHA256 Credential=dynafold/20200101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0' \
+	-d '{}' | grep -q TableNames || fail "moto does not answer"
 if [ "$(id -u)" = 0 ]; then
 	[ -f "$COPY/.services/pg.dir" ] || fail "as root in a private directory, PostgreSQL's data directory should be outside it, with a pointer in .services/pg.dir"
 	case "$(cat "$COPY/.services/pg.dir")" in
@@ -59,7 +66,7 @@ fi
 
 (cd "$COPY" && make services-stop >/dev/null) || fail "make services-stop failed"
 if (cd "$COPY" && bash scripts/services.sh status >/dev/null 2>&1); then fail "services still up after make services-stop"; fi
-for port in "$DYNAFOLD_PG_PORT" "$DYNAFOLD_MYSQL_PORT" "$DYNAFOLD_DYNAMODB_PORT" "$DYNAFOLD_S3_PORT"; do
+for port in "$DYNAFOLD_PG_PORT" "$DYNAFOLD_MYSQL_PORT" "$DYNAFOLD_DYNAMODB_PORT" "$DYNAFOLD_MOTO_PORT" "$DYNAFOLD_S3_PORT"; do
 	if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then fail "port $port still answers after make services-stop"; fi
 done
 log "ok: services start, answer and stop from a private directory"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The project's test commands. Both start PostgreSQL, MariaDB, dynalite and
+# The project's test commands. Both start PostgreSQL, MariaDB, dynalite, moto and
 # s3rver when they are not running (installing what is missing), run with
 # DYNAFOLD_INTEGRATION=1, so that a missing service fails the run instead
 # of skipping tests, stop the services they started, and end by printing
@@ -33,11 +33,14 @@ STATE="${DYNAFOLD_SERVICES_DIR:-$REPO/.services}"
 mkdir -p "$STATE"
 # Several test runs may share the services (a developer's loops, parallel
 # sessions): a count of users under a lock makes only the last run out
-# stop them, and only if a run of this group started them.
+# stop them, and only if a run of this group started them from none. A
+# run that finds some up (started by hand, or a service added since they
+# were started) starts the rest and leaves them all running.
 exec 9>"$STATE/test.lock"
 flock 9
 users=$(cat "$STATE/test.users" 2>/dev/null || echo 0)
-if [ "$users" -le 0 ] && ! bash scripts/services.sh status >/dev/null 2>&1; then
+up="$(bash scripts/services.sh status 2>/dev/null || true)"
+if [ "$users" -le 0 ] && [[ "$up" != *" up "* ]]; then
 	echo 1 >"$STATE/test.started"
 elif [ "$users" -le 0 ]; then
 	echo 0 >"$STATE/test.started"

@@ -31,6 +31,8 @@ type TableState struct {
 	// on-demand), which bounds the write rate when --max-wcu is not set.
 	ProvisionedWrite int64
 	ItemCount        int64
+	// Stream is the view type of the table's enabled stream, or "".
+	Stream string
 	// Differences lists every way the table differs from the mapping.
 	Differences []string
 	// Notes are differences that do not stop a migration (an extra index).
@@ -52,7 +54,7 @@ func DescribeTable(ctx context.Context, api TableAPI, s *mapping.TableSchema) (*
 		return nil, fmt.Errorf("describing table %s: %w", s.Name, err)
 	}
 	d := out.Table
-	st := &TableState{Exists: true, Status: string(d.TableStatus)}
+	st := &TableState{Exists: true, Status: string(d.TableStatus), Stream: streamViewType(d)}
 	if d.ItemCount != nil {
 		st.ItemCount = *d.ItemCount
 	}
@@ -85,6 +87,17 @@ func DescribeTable(ctx context.Context, api TableAPI, s *mapping.TableSchema) (*
 			}
 			st.Differences = append(st.Differences, fmt.Sprintf("index %s is missing: the mapping declares a %s index", ix.Name, kind))
 		}
+	}
+	// A stream is not a difference: writes land the same without one,
+	// and it is enabled at cutover. table create and failback ask for it.
+	switch {
+	case st.Stream == s.StreamViewType:
+	case s.StreamViewType == "":
+		st.Notes = append(st.Notes, fmt.Sprintf("the table has a stream (%s), which the mapping does not declare", st.Stream))
+	case st.Stream == "":
+		st.Notes = append(st.Notes, fmt.Sprintf("the mapping declares a stream (%s), which the table does not have", s.StreamViewType))
+	default:
+		st.Notes = append(st.Notes, fmt.Sprintf("the table's stream has view type %s, the mapping's %s", st.Stream, s.StreamViewType))
 	}
 	return st, nil
 }
@@ -148,9 +161,13 @@ type CreateResult struct {
 	State *TableState
 }
 
-// CreateTable creates the table with its indexes and billing mode and waits
-// until it is ACTIVE. When the table exists and matches it succeeds without
-// change; when it differs it fails with every difference.
+// CreateTable creates the table with its indexes, billing mode and stream
+// and waits until it is ACTIVE. When the table exists and matches it
+// succeeds without change; when it differs it fails with every
+// difference. An existing table without the mapping's stream (or with
+// another view type), or an endpoint that created the table without it,
+// is a *StreamError: the stream is never changed here, since enabling one
+// on a live table is the operator's step of the cutover.
 func CreateTable(ctx context.Context, api TableAPI, s *mapping.TableSchema, wait time.Duration) (*CreateResult, error) {
 	st, err := DescribeTable(ctx, api, s)
 	if err != nil {
@@ -160,6 +177,9 @@ func CreateTable(ctx context.Context, api TableAPI, s *mapping.TableSchema, wait
 	if st.Exists {
 		if len(st.Differences) > 0 {
 			return res, fmt.Errorf("%w:\n  - %s", ErrTableMismatch, strings.Join(st.Differences, "\n  - "))
+		}
+		if s.StreamViewType != "" && st.Stream != s.StreamViewType {
+			return res, &StreamError{Table: s.Name, Want: s.StreamViewType, Have: st.Stream}
 		}
 	} else {
 		if _, err := api.CreateTable(ctx, createInput(s)); err != nil {
@@ -181,8 +201,15 @@ func CreateTable(ctx context.Context, api TableAPI, s *mapping.TableSchema, wait
 		res.TTL = enableTTL(ctx, api, s)
 	}
 	if res.Created {
-		if st, err := DescribeTable(ctx, api, s); err == nil {
-			res.State = st
+		st, err := DescribeTable(ctx, api, s)
+		if err != nil {
+			return res, nil
+		}
+		res.State = st
+		if s.StreamViewType != "" && st.Stream != s.StreamViewType {
+			// The request carried the StreamSpecification; an endpoint
+			// that drops it silently (dynalite) has no streams.
+			return res, &StreamError{Table: s.Name, Want: s.StreamViewType, Have: st.Stream, Unsupported: true}
 		}
 	}
 	return res, nil
@@ -216,8 +243,8 @@ func firstLine(s string) string {
 
 // CreateInput is the CreateTable request table create sends for the
 // mapping's table: keys, attribute definitions (sorted by name), GSIs and
-// LSIs with their projections, billing and capacity. TTL is set after
-// creation (UpdateTimeToLive), so it is not part of it.
+// LSIs with their projections, billing and capacity, and the stream. TTL
+// is set after creation (UpdateTimeToLive), so it is not part of it.
 func CreateInput(s *mapping.TableSchema) *dynamodb.CreateTableInput { return createInput(s) }
 
 func createInput(s *mapping.TableSchema) *dynamodb.CreateTableInput {
@@ -232,9 +259,10 @@ func createInput(s *mapping.TableSchema) *dynamodb.CreateTableInput {
 		return ks
 	}
 	in := &dynamodb.CreateTableInput{
-		TableName:   aws.String(s.Name),
-		KeySchema:   keySchema(s.PK, s.SK),
-		BillingMode: types.BillingMode(s.Billing),
+		TableName:           aws.String(s.Name),
+		KeySchema:           keySchema(s.PK, s.SK),
+		BillingMode:         types.BillingMode(s.Billing),
+		StreamSpecification: streamSpecification(s.StreamViewType),
 	}
 	if s.Capacity != nil {
 		in.ProvisionedThroughput = &types.ProvisionedThroughput{ReadCapacityUnits: aws.Int64(s.Capacity.Read), WriteCapacityUnits: aws.Int64(s.Capacity.Write)}

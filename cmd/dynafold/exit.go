@@ -56,7 +56,8 @@ func exitCode(err error) int {
 	}
 	var insecure *sink.InsecureEndpointError
 	var dsn *source.DSNError
-	if errors.Is(err, checkpoint.ErrMismatch) || errors.As(err, &insecure) || errors.As(err, &dsn) {
+	var stream *sink.StreamError
+	if errors.Is(err, checkpoint.ErrMismatch) || errors.As(err, &insecure) || errors.As(err, &dsn) || errors.As(err, &stream) {
 		return exitUsage
 	}
 	return exitFailure

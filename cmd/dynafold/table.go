@@ -95,7 +95,7 @@ func (a *app) createTable(cmd *cobra.Command, rep *report) error {
 // tableResult is what table create reports with --output json and --report.
 func tableResult(t *mapping.TableSchema, res *sink.CreateResult) map[string]any {
 	return map[string]any{
-		"table": t.Name, "created": res.Created, "ttl": res.TTL,
+		"table": t.Name, "created": res.Created, "ttl": res.TTL, "stream": res.State.Stream,
 		"key": t.Describe(), "indexes": indexLines(t), "notes": res.State.Notes,
 	}
 }
@@ -119,6 +119,9 @@ func (a *app) printTable(t *mapping.TableSchema, res *sink.CreateResult) {
 	}
 	if res.TTL != "" {
 		fmt.Fprintf(a.stdout, "  TTL: %s\n", res.TTL)
+	}
+	if res.State.Stream != "" {
+		fmt.Fprintf(a.stdout, "  stream: %s\n", res.State.Stream)
 	}
 }
 

@@ -7,7 +7,9 @@
 //
 //	DYNAFOLD_TEST_PG_DSN             postgres://…/postgres
 //	DYNAFOLD_TEST_MYSQL_DSN          user:pass@tcp(host:port)/
-//	DYNAFOLD_TEST_DYNAMODB_ENDPOINT  http://127.0.0.1:58000
+//	DYNAFOLD_TEST_DYNAMODB_ENDPOINT  http://127.0.0.1:58000 (dynalite)
+//	DYNAFOLD_TEST_MOTO_ENDPOINT      http://127.0.0.1:58100 (moto's server)
+//	DYNAFOLD_TEST_S3_ENDPOINT        http://127.0.0.1:59000 (s3rver)
 //
 // A test skips when its variable is unset, saying which, unless
 // DYNAFOLD_INTEGRATION=1, where a missing or unreachable service fails it.
@@ -19,7 +21,6 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"regexp"
@@ -28,8 +29,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
@@ -83,19 +82,9 @@ func MySQLDSN(t testing.TB) string {
 	})
 }
 
-// DynamoEndpoint returns the DynamoDB-compatible server's URL.
+// DynamoEndpoint returns the DynamoDB-compatible server's URL (dynalite).
 func DynamoEndpoint(t testing.TB) string {
-	return lookup(t, "DYNAFOLD_TEST_DYNAMODB_ENDPOINT", func(endpoint string) error {
-		u, err := url.Parse(endpoint)
-		if err != nil {
-			return err
-		}
-		c, err := net.DialTimeout("tcp", u.Host, 5*time.Second)
-		if err != nil {
-			return err
-		}
-		return c.Close()
-	})
+	return lookup(t, "DYNAFOLD_TEST_DYNAMODB_ENDPOINT", dialEndpoint)
 }
 
 // uniqueName makes a name from the test's name and a random suffix, within
@@ -265,15 +254,7 @@ func NewTableName(t testing.TB) string {
 // credentials.
 func DynamoClient(t testing.TB) *dynamodb.Client {
 	t.Helper()
-	endpoint := DynamoEndpoint(t)
-	cfg, err := config.LoadDefaultConfig(context.Background(),
-		config.WithRegion("us-east-1"),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("dynafold", "dynafold", "")),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(endpoint) })
+	return dynamoClient(t, DynamoEndpoint(t))
 }
 
 // DeleteTableOnCleanup removes the table when the test ends.

@@ -38,3 +38,12 @@ func TestDynamoClient(t *testing.T) {
 	require.NoError(t, err)
 	require.Regexp(t, `^dft_testdynamoclient_[0-9a-f]{8}$`, NewTableName(t))
 }
+
+func TestEmulators(t *testing.T) {
+	for _, e := range Emulators() {
+		t.Run(e.Name, func(t *testing.T) {
+			_, err := e.Client(t).ListTables(context.Background(), &dynamodb.ListTablesInput{})
+			require.NoError(t, err)
+		})
+	}
+}
