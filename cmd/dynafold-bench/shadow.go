@@ -193,9 +193,6 @@ func shadowBenchOne(ctx context.Context, o shadowOptions, db syncDB, work string
 	if err != nil {
 		return nil, err
 	}
-	if err := r.prepare(ctx); err != nil {
-		return nil, err
-	}
 	defer func() {
 		// Drop the slot (a forgotten one keeps WAL on the server) and the
 		// table (the endpoint is shared).
@@ -205,6 +202,9 @@ func shadowBenchOne(ctx context.Context, o shadowOptions, db syncDB, work string
 			_, _ = c.DeleteTable(context.WithoutCancel(ctx), &dynamodb.DeleteTableInput{TableName: &table})
 		}
 	}()
+	if err := r.prepare(ctx); err != nil {
+		return nil, err
+	}
 	s := &shadowSource{Source: db.name(), TargetRate: o.rate, Seconds: so.lagSeconds, ShadowRate: o.shadowRate,
 		Portfolios: o.portfolios, Items: o.portfolios * 10}
 	for i := 0; i < 2*o.pairs; i++ {
