@@ -30,6 +30,12 @@ func raceSchema() *Schema {
 
 func nestPlan(t *testing.T, nest string) *EntityPlan {
 	t.Helper()
+	return nestMapping(t, nest).Entity("result")
+}
+
+// nestMapping compiles the race results with the given nest: entry.
+func nestMapping(t *testing.T, nest string) *Plan {
+	t.Helper()
 	cfg, err := Parse([]byte(`
 version: 1
 source: {driver: postgres}
@@ -51,7 +57,7 @@ entities:
 	require.NoError(t, err)
 	p, err := Compile(cfg, raceSchema(), Options{})
 	require.NoError(t, err)
-	return p.Entity("result")
+	return p
 }
 
 func readings(n int) []value.Row {

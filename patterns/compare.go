@@ -388,6 +388,9 @@ func (pp *prepared) check(ctx context.Context, api QueryAPI, plan *mapping.Plan,
 	if err != nil {
 		return nil, !consistent, fmt.Errorf("the DynamoDB query (%s): %w", desc, err)
 	}
+	// A split aggregate's head and parts answer one row: compare them as
+	// the one item the mapping built.
+	items = plan.JoinParts(items)
 	if q.Limit > 0 && len(rows) > q.Limit {
 		rows = rows[:q.Limit]
 	}

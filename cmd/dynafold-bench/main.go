@@ -48,6 +48,6 @@ func rootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(runCommand(), genCommand(), ceilingCommand(), syncBenchCommand(), syncFuzzCommand(), readCostCommand())
+	root.AddCommand(runCommand(), genCommand(), ceilingCommand(), syncBenchCommand(), shadowBenchCommand(), syncFuzzCommand(), readCostCommand())
 	return root
 }

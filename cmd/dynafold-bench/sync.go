@@ -142,6 +142,9 @@ type lagResult struct {
 	ReportedMaxLag float64 `json:"reported_max_lag_seconds"`
 	MaxLagBytes    int64   `json:"max_lag_bytes"`
 	Applied        int64   `json:"changes_applied"`
+	// log is sync's log of the run (JSON, debug level), in the work
+	// directory.
+	log string
 }
 
 func syncBenchCommand() *cobra.Command {
@@ -287,7 +290,7 @@ func syncBenchOne(ctx context.Context, o syncOptions, db syncDB, work, endpoint 
 		if err := db.settle(ctx, single); err != nil {
 			return err
 		}
-		lag, err := sd.lag(ctx)
+		lag, err := sd.lag(ctx, lagHooks{})
 		if err != nil {
 			return err
 		}
@@ -520,15 +523,16 @@ func (r *syncRun) catchUp(ctx context.Context, name, note string, extra ...strin
 // lag is its end minus the moment its last change was committed. Sync's
 // own lag figure is read too, from its status line once a second: it
 // counts from the oldest change sync has received, so it cannot see a
-// backlog still on the server.
-func (r *syncRun) lag(ctx context.Context) (*lagResult, error) {
+// backlog still on the server. extra are more sync flags; hooks, when
+// set, are called as the commits start and once they are all made.
+func (r *syncRun) lag(ctx context.Context, hooks lagHooks, extra ...string) (*lagResult, error) {
 	logPath := filepath.Join(r.work, "lag.log")
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
 	defer logf.Close()
-	cmd := exec.CommandContext(ctx, r.dynafold, append([]string{"sync", "--progress", "json", "--status-every", "1s", "--log-level", "debug"}, r.flags()...)...)
+	cmd := exec.CommandContext(ctx, r.dynafold, append(append([]string{"sync", "--progress", "json", "--status-every", "1s", "--log-level", "debug"}, r.flags()...), extra...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -549,6 +553,9 @@ func (r *syncRun) lag(ctx context.Context) (*lagResult, error) {
 	conns := max(1, r.o.lagConns)
 	total := r.o.lagRate * r.o.lagSeconds
 	g, gctx := errgroup.WithContext(ctx)
+	if err := hooks.call(hooks.committing); err != nil {
+		return nil, err
+	}
 	from := time.Now()
 	committed := make([][]time.Time, conns)
 	for c := range conns {
@@ -581,6 +588,9 @@ func (r *syncRun) lag(ctx context.Context) (*lagResult, error) {
 		return nil, err
 	}
 	elapsed := time.Since(from).Seconds()
+	if err := hooks.call(hooks.committed); err != nil {
+		return nil, err
+	}
 	var commits []time.Time
 	for _, c := range committed {
 		commits = append(commits, c...)
@@ -594,7 +604,7 @@ func (r *syncRun) lag(ctx context.Context) (*lagResult, error) {
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	_ = cmd.Wait()
 
-	res := &lagResult{TargetRate: r.o.lagRate, AchievedRate: float64(total) / elapsed, Seconds: r.o.lagSeconds}
+	res := &lagResult{TargetRate: r.o.lagRate, AchievedRate: float64(total) / elapsed, Seconds: r.o.lagSeconds, log: logPath}
 	f, err := os.Open(logPath)
 	if err != nil {
 		return nil, err
@@ -640,6 +650,17 @@ func (r *syncRun) lag(ctx context.Context) (*lagResult, error) {
 		res.ReportedMaxLag = reported[len(reported)-1]
 	}
 	return res, nil
+}
+
+// lagHooks are what a lag run calls while sync runs: committing as the
+// first commit is about to be made, committed once the last one is.
+type lagHooks struct{ committing, committed func() error }
+
+func (lagHooks) call(f func() error) error {
+	if f == nil {
+		return nil
+	}
+	return f()
 }
 
 // applied sums the changes of the rounds in a sync debug log.

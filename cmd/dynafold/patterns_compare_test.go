@@ -1,8 +1,10 @@
 package main
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -177,6 +179,59 @@ func TestPatternsCompareSourcePortfolios(t *testing.T) {
 			t.Run("sort key not the SQL's order", func(t *testing.T) {
 				desc := tg.withConfig(mappingWith(t, t.TempDir(), "portfolios", strings.Replace(sampledPortfolioPatterns, "ORDER BY lower(id)", "ORDER BY lower(id) DESC", 1)))
 				compareFails(t, desc, dir, "servers of a portfolio", "portfolio=1", "order differs at position 1")
+			})
+		})
+	}
+}
+
+// Alleycat's racer results hold readings split over numbered parts: the
+// comparison joins each head and its parts into the one item the mapping
+// built, so that the design agrees with its SQL (TestPatternsConfigs), and
+// a reading changed in one part behind dynafold's back, or a part deleted,
+// is a mismatch naming the pattern, on both engines.
+func TestPatternsCompareSourceSplitParts(t *testing.T) {
+	t.Parallel()
+	for _, d := range testenv.Drivers() {
+		t.Run(d.Name, func(t *testing.T) {
+			t.Parallel()
+			tg := newTarget(t, d, "configs/alleycat.yaml", "testdata/alleycat/"+d.Name+".sql")
+			dir := t.TempDir()
+			r := tg.run(t, dir, "table", "create")
+			require.Equal(t, 0, r.Code, r.Output())
+			r = tg.run(t, dir, "migrate", "--progress", "none")
+			require.Equal(t, 0, r.Code, r.Output())
+			const pattern = "racer 1's second-by-second performance in race 13"
+			r = tg.run(t, dir, "patterns", "--compare-source", "--only", "second-by-second")
+			require.Equal(t, 0, r.Code, r.Output())
+			require.Contains(t, r.Stdout, "OK  "+pattern+": 1 comparison, all agree")
+
+			ctx := t.Context()
+			key := portfolioKey("racer-1", "race-13#PART#0002")
+			out, err := tg.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(tg.table), Key: key, ConsistentRead: aws.Bool(true)})
+			require.NoError(t, err)
+			require.NotNil(t, out.Item, "race 13's readings split into two parts at least")
+			orig := out.Item
+			put := func(it map[string]types.AttributeValue) {
+				_, err := tg.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tg.table), Item: it})
+				require.NoError(t, err)
+			}
+
+			t.Run("a reading changed in a part", func(t *testing.T) {
+				readings := slices.Clone(orig["Readings"].(*types.AttributeValueMemberL).Value)
+				first := maps.Clone(readings[0].(*types.AttributeValueMemberM).Value)
+				first["o"] = &types.AttributeValueMemberN{Value: "999999"}
+				readings[0] = &types.AttributeValueMemberM{Value: first}
+				changed := maps.Clone(orig)
+				changed["Readings"] = &types.AttributeValueMemberL{Value: readings}
+				put(changed)
+				defer put(orig)
+				compareFails(t, tg, dir, pattern, "(none)", "Readings: DynamoDB", `"o": 999999`)
+			})
+			t.Run("a part deleted", func(t *testing.T) {
+				_, err := tg.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(tg.table), Key: key})
+				require.NoError(t, err)
+				defer put(orig)
+				compareFails(t, tg, dir, pattern, "(none)", "Readings: DynamoDB")
 			})
 		})
 	}
