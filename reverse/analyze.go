@@ -100,7 +100,7 @@ func (a *analyzer) entity(ep *mapping.EntityPlan) *Entity {
 		}
 	}
 	for _, np := range ep.Nests() {
-		n := a.nested(e, ep, np, spec)
+		n := a.nested(e, np)
 		e.Nested = append(e.Nested, n)
 	}
 	e.Reversible = entityOK(e)
@@ -203,7 +203,9 @@ func (a *analyzer) recognition(r *Report) {
 				} else {
 					p.Fix = "set target.type_attribute, so that every item names its entity, or give their keys distinct literal prefixes"
 				}
-				e.Problems = append(e.Problems, p)
+				if !slices.Contains(e.Problems, p) {
+					e.Problems = append(e.Problems, p)
+				}
 				e.Reversible, r.Reversible = false, false
 			}
 		}

@@ -2,6 +2,7 @@ package reverse
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/dynafold/dynafold/mapping"
 )
@@ -9,7 +10,7 @@ import (
 // nested judges one nest: entry: each column of the child table comes
 // back from an element attribute, the map's keys, or (the pairing
 // columns) the parent's key.
-func (a *analyzer) nested(e *Entity, ep *mapping.EntityPlan, np *mapping.NestPlan, spec *mapping.Entity) *Nested {
+func (a *analyzer) nested(e *Entity, np *mapping.NestPlan) *Nested {
 	path := e.Path + ".nest." + np.Name
 	n := &Nested{Attribute: np.Name, Path: path, Form: "list", Overflow: np.Overflow(), Columns: []Column{}}
 	j := childJoin(np)
@@ -63,7 +64,7 @@ func (a *analyzer) nested(e *Entity, ep *mapping.EntityPlan, np *mapping.NestPla
 	case "gzip":
 		n.Notes = append(n.Notes, "past max_bytes the attribute is stored gzip-compressed (B, the elements' plain JSON): fail-back unzips it and reads each element by the mapping's element types")
 	}
-	n.Notes = append(n.Notes, fmt.Sprintf("a change of %s becomes inserts, updates and deletes of %s rows, matched by the parent's key and %v", np.Name, n.Table, ordered))
+	n.Notes = append(n.Notes, fmt.Sprintf("a change of %s becomes inserts, updates and deletes of %s rows, matched by the parent's key and %s", np.Name, n.Table, strings.Join(ordered, ", ")))
 	n.Reversible = len(n.Problems) == 0
 	for _, c := range n.Columns {
 		n.Reversible = n.Reversible && c.Status != Irreversible
