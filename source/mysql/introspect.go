@@ -64,7 +64,8 @@ func (s *Source) Introspect(ctx context.Context, refs []source.TableRef) (map[so
 		t := &source.Table{Ref: ref}
 		rows, err := s.db.QueryContext(ctx, `
 			SELECT COLUMN_NAME, COLUMN_TYPE, DATA_TYPE, IS_NULLABLE = 'YES',
-			       COLUMN_DEFAULT IS NOT NULL OR EXTRA LIKE '%auto_increment%' OR EXTRA LIKE '%GENERATED%',
+			       -- MariaDB shows DEFAULT NULL as the word NULL (a text default is quoted).
+			       (COLUMN_DEFAULT IS NOT NULL AND COLUMN_DEFAULT <> 'NULL') OR EXTRA LIKE '%auto_increment%' OR EXTRA LIKE '%GENERATED%',
 			       EXTRA LIKE '%GENERATED%'
 			FROM information_schema.COLUMNS
 			WHERE TABLE_SCHEMA = COALESCE(NULLIF(?, ''), DATABASE()) AND TABLE_NAME = ?
