@@ -113,7 +113,8 @@ func TestTransformsAndConversions(t *testing.T) {
 		col("code", value.String, "varchar(10)"),
 		col("uid", value.String, "uuid"),
 		col("day", value.Date, "date"),
-		col("at", value.Timestamp, "datetime"),
+		col("at", value.Timestamp, "timestamp(0) without time zone"),
+		col("at6", value.Timestamp, "timestamp with time zone"),
 		col("flag", value.Int, "integer"),
 		col("tags", value.List, "text[]"),
 		col("doc", value.JSON, "json"),
@@ -131,7 +132,10 @@ func TestTransformsAndConversions(t *testing.T) {
 		{"lower on a uuid", `K: "${uid|lower}"`, "uid", Owned, ""},
 		{"shard", `K: "${id|shard:4}"`, "id", Irreversible, "hash bucket"},
 		{"date of a date", `K: "${day|date}"`, "day", Owned, ""},
-		{"epoch of a MySQL datetime", `K: "${at|epoch}"`, "at", Owned, ""},
+		{"epoch of whole seconds", `K: "${at|epoch}"`, "at", Owned, ""},
+		{"epoch of microseconds", `K: "${at6|epoch}"`, "at6", Owned, "kept to whole seconds: the column keeps 6 fractional digits"},
+		{"iso of microseconds", `K: "${at6|iso}"`, "at6", Owned, "kept to milliseconds: the column keeps 6 fractional digits"},
+		{"timestamp as N", `K: {from: at6, type: N}`, "at6", Owned, "kept to whole seconds"},
 		{"text as N", `K: {from: code, type: N}`, "code", Irreversible, "loses its own form"},
 		{"number as BOOL", `K: {from: flag, type: BOOL}`, "flag", Irreversible, "0 or 1"},
 		{"array as a set", `K: {from: tags, type: SS}`, "tags", Irreversible, "store it as L"},
@@ -150,6 +154,10 @@ func TestTransformsAndConversions(t *testing.T) {
 				text += " " + cv
 			}
 			require.Contains(t, text, tc.text)
+			if tc.text == "" {
+				require.Empty(t, c.Caveats)
+				require.Empty(t, c.Reason)
+			}
 		})
 	}
 }
@@ -173,7 +181,7 @@ entities:
     attributes:
 `
 	}
-	for _, c := range []string{"id", "code", "uid", "day", "at", "flag", "tags", "doc", "body", "amount"} {
+	for _, c := range []string{"id", "code", "uid", "day", "at", "at6", "flag", "tags", "doc", "body", "amount"} {
 		if c != under {
 			m += "      A_" + c + ": " + c + "\n"
 		}
