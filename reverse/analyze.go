@@ -83,6 +83,9 @@ func (a *analyzer) entity(ep *mapping.EntityPlan) *Entity {
 	cols := rc.verdicts(e.Path, ep.KeyColumns, nil)
 	e.Columns = append(e.Columns, cols...)
 	e.Derived = rc.derived
+	if ch := a.p.Changes[ep.Query.Base]; ch != nil && ch.Deleted != "" {
+		e.Notes = append(e.Notes, fmt.Sprintf("changes: marks soft deletes in %s: such rows make no item, so in the table a soft delete and a delete look alike, and a removed item deletes its row", ch.Deleted))
+	}
 	if spec != nil && spec.Where != "" {
 		e.Notes = append(e.Notes, "where: filters the rows it reads; a row fail-back writes that the filter leaves out no longer migrates forward")
 	}

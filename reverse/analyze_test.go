@@ -1,6 +1,7 @@
 package reverse
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -411,4 +412,52 @@ entities:
 	require.Equal(t, Irreversible, dept.Status)
 	require.Contains(t, dept.Reason, "the other half of index GSI1's key (half_key: drop)")
 	require.Equal(t, Owned, column(t, e.Columns, "boss").Status, "its own NULL is what leaves it out")
+}
+
+func TestHalfKeyKeepOwns(t *testing.T) {
+	tb := table("emps", nil, col("id", value.Int, "integer"), nullable(col("boss", value.Int, "integer")), col("dept", value.String, "text"))
+	r := analyze(t, `
+version: 1
+source: {driver: postgres}
+target:
+  table: things
+  key: {pk: PK, sk: SK}
+  indexes:
+    GSI1: {type: global, pk: G1PK, sk: G1SK, half_key: keep}
+  type_attribute: _type
+entities:
+  emp:
+    from: emps
+    key: {pk: "EMP#${id}", sk: EMP}
+    index:
+      GSI1: {pk: "DEPT#${dept}", sk: "BOSS#${boss}"}
+`, tb)
+	require.True(t, r.Reversible, r.Summary())
+	require.Equal(t, `attribute G1PK "DEPT#${dept}"`, column(t, entity(t, r, "emp").Columns, "dept").Owner)
+}
+
+func TestNotes(t *testing.T) {
+	tb := table("notes", nil, col("id", value.Int, "integer"), col("tenant", value.Int, "integer"),
+		nullable(col("deleted_at", value.Timestamp, "timestamp")), defaulted(col("updated_at", value.Timestamp, "timestamp")), col("body", value.String, "text"))
+	r := analyze(t, strings.Replace(header, "type_attribute: _type", "type_attribute: _type\n  ttl_attribute: Expires", 1)+`
+changes:
+  notes: {column: updated_at, deleted: deleted_at}
+entities:
+  note:
+    from: notes
+    where: "tenant = 1"
+    key: {pk: "T#${tenant}", sk: "NOTE#${id}"}
+    attributes: {Body: body}
+    ttl: {from: updated_at, offset: 7d}
+`, tb)
+	e := entity(t, r, "note")
+	require.True(t, e.Reversible)
+	require.Len(t, e.Notes, 3)
+	require.Contains(t, e.Notes[0], "soft deletes in deleted_at")
+	require.Contains(t, e.Notes[1], "where: filters")
+	require.Contains(t, e.Notes[2], "TTL service")
+	upd := column(t, e.Columns, "updated_at")
+	require.Equal(t, "TTL attribute Expires", upd.Owner, "the TTL gives its column back")
+	require.Contains(t, upd.Caveats[0], "whole seconds")
+	require.Contains(t, upd.Caveats[1], "plus 604800s")
 }

@@ -28,7 +28,7 @@ type shape struct {
 const (
 	digits       = "0123456789"
 	intBytes     = "-" + digits
-	decimalBytes = "+-.eE" + digits
+	decimalBytes = "+-.eENaInfity" + digits // PostgreSQL's numeric has NaN and ±Infinity
 	floatBytes   = "+-.eEInfNa" + digits
 	boolBytes    = "truefals"
 	hexBytes     = "abcdef" + digits

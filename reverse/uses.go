@@ -157,6 +157,16 @@ func (rc *rowContext) halfKey(at mapping.AttrInfo, all []mapping.AttrInfo) strin
 	if at.KeyType == "" || !strings.Contains(at.Path, ".index.") {
 		return ""
 	}
+	// An attribute that keys another index too is never left off.
+	uses := 0
+	for _, ix := range tbl.Indexes {
+		if ix.PK.Name == at.Name || (ix.SK != nil && ix.SK.Name == at.Name) {
+			uses++
+		}
+	}
+	if uses > 1 {
+		return ""
+	}
 	for _, ix := range tbl.Indexes {
 		if !ix.Global || ix.SK == nil || ix.KeepHalfKey || isTableKey(tbl, ix.PK.Name) || isTableKey(tbl, ix.SK.Name) {
 			continue
