@@ -19,7 +19,7 @@ func (r *Report) AddReversible(rr *reverse.Report, file string) {
 		}
 		msg := fmt.Sprintf("%s cannot be rebuilt from the items: %s. Fix: %s", what, f.Reason, f.Fix)
 		if file != "" && f.Line > 0 {
-			msg += fmt.Sprintf(" (entity at %s:%d)", file, f.Line)
+			msg += fmt.Sprintf(" (%s:%d)", file, f.Line)
 		}
 		r.Findings = append(r.Findings, Finding{Severity: Error, Origin: Mapping, Check: "reverse.irreversible", Path: f.Path, Entity: f.Entity, Message: msg})
 	}

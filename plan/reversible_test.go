@@ -30,7 +30,7 @@ func TestAddReversible(t *testing.T) {
 	require.Equal(t, "entities.server.key.sk", f.Path)
 	require.Equal(t, "server", f.Entity)
 	require.Equal(t, "entity server column id cannot be rebuilt from the items: only key SK holds it, and |lower folds the case of the text. "+
-		"Fix: keep the raw value in an attribute, e.g. attributes: {ID: id} (entity at configs/portfolios.yaml:12)", f.Message)
+		"Fix: keep the raw value in an attribute, e.g. attributes: {ID: id} (configs/portfolios.yaml:12)", f.Message)
 
 	var text, md, js bytes.Buffer
 	require.NoError(t, r.WriteText(&text))

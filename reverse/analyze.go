@@ -34,6 +34,7 @@ func Analyze(p *mapping.Plan, schema *mapping.Schema) *Report {
 		r.Entities = append(r.Entities, e)
 	}
 	a.recognition(r)
+	r.lineOf = func(path string) int { return lineOf(p.Config, path) }
 	return r
 }
 

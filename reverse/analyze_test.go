@@ -461,3 +461,22 @@ entities:
 	require.Contains(t, upd.Caveats[0], "whole seconds")
 	require.Contains(t, upd.Caveats[1], "plus 604800s")
 }
+
+// A failure carries the line of the entry its path names.
+func TestFailureLines(t *testing.T) {
+	tb := table("things", nil, col("id", value.Int, "integer"), col("code", value.String, "text"))
+	r := analyze(t, header+`
+entities:
+  thing:
+    from: things
+    key: {pk: "T#${id}", sk: X}
+    attributes:
+      Other: id
+      Code: {from: code, type: N}
+`, tb)
+	fs := r.Failures()
+	require.Len(t, fs, 1)
+	require.Equal(t, "entities.thing.attributes.Code", fs[0].Path)
+	require.Equal(t, 17, fs[0].Line, "the line of Code: in the file")
+	require.Equal(t, 12, entity(t, r, "thing").Line, "the line of thing:")
+}

@@ -6,6 +6,8 @@ type Report struct {
 	// Reversible: every entity is.
 	Reversible bool      `json:"reversible"`
 	Entities   []*Entity `json:"entities"`
+	// lineOf finds the line of a mapping key path (nil: entity lines only).
+	lineOf func(path string) int
 }
 
 // Entity is one entity's verdict, column by column.
@@ -104,6 +106,9 @@ type Failure struct {
 	// nested child's column is "attribute.column".
 	Column string
 	Path   string
+	// Line is the line in the mapping file of what Path names (the
+	// attribute, index, nest or item entry, else the entity), 0 when
+	// unknown.
 	Line   int
 	Reason string
 	Fix    string
@@ -129,6 +134,13 @@ func (r *Report) Failures() []Failure {
 				if c.Status == Irreversible {
 					out = append(out, Failure{Entity: e.Entity, Column: n.Attribute + "." + c.Column, Path: orPath(c.Path, n.Path), Line: e.Line, Reason: c.Reason, Fix: c.Fix})
 				}
+			}
+		}
+	}
+	if r.lineOf != nil {
+		for i := range out {
+			if l := r.lineOf(out[i].Path); l > 0 {
+				out[i].Line = l
 			}
 		}
 	}
