@@ -21,7 +21,11 @@ func (r *Report) Summary() string {
 			bad++
 		}
 	}
-	return fmt.Sprintf("not reversible: %d of %d entities cannot be rebuilt from their items (%d problems)", bad, len(r.Entities), n)
+	problems := "problems"
+	if n == 1 {
+		problems = "problem"
+	}
+	return fmt.Sprintf("not reversible: %d of %d entities cannot be rebuilt from their items (%d %s)", bad, len(r.Entities), n, problems)
 }
 
 func (e *Entity) heading() string {
