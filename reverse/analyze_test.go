@@ -20,6 +20,7 @@ func TestPlainAttributesAndDerivedAncestorCopies(t *testing.T) {
 	require.Equal(t, Owned, id.Status)
 	require.Equal(t, "attribute PortfolioID", id.Owner, "a plain attribute is preferred to a key part")
 	require.Equal(t, []string{`key PK "${id}"`}, id.Also)
+	require.Equal(t, &Source{Attribute: "PortfolioID", Type: "N"}, id.Source)
 
 	db := entity(t, r, "database")
 	require.Len(t, db.Columns, 2, "the ancestor's columns are not the entity's")
@@ -61,6 +62,9 @@ entities:
 				require.Equal(t, Irreversible, got.Status, c)
 				require.Contains(t, got.Reason, "cannot be cut apart", c)
 				require.Contains(t, got.Reason, tc.reason)
+			}
+			if tc.name == "one free text part is cut from both ends" {
+				require.Equal(t, &Source{Attribute: "SK", Type: "S", Template: "${id|pad:9}#${note}#${placed_at|iso}", Part: 1}, column(t, e.Columns, "note").Source)
 			}
 			for _, c := range tc.unmapped {
 				require.Equal(t, Unmapped, column(t, e.Columns, c).Status, c)
@@ -277,6 +281,8 @@ func TestNestedChildRows(t *testing.T) {
 	require.Equal(t, "race_readings", n.Table)
 	require.Equal(t, "the parent's column race_id (nest on:)", column(t, n.Columns, "race_id").Owner)
 	require.Equal(t, "attribute s of each element", column(t, n.Columns, "second").Owner)
+	require.Equal(t, &Source{Attribute: "s", Type: "N"}, column(t, n.Columns, "second").Source)
+	require.Nil(t, column(t, n.Columns, "race_id").Source, "a pairing column is the parent's")
 	require.Equal(t, Owned, column(t, n.Columns, "output").Status)
 
 	// The order alone does not give the ordering column back.
@@ -343,6 +349,7 @@ entities:
 	e := entity(t, r, "membership")
 	require.Equal(t, `key PK "user:${user_id}"`, column(t, e.Columns, "user_id").Owner)
 	require.Equal(t, `key SK "group:${group_id}"`, column(t, e.Columns, "group_id").Owner)
+	require.Equal(t, &Source{Attribute: "SK", Type: "S", Template: "group:${group_id}"}, column(t, e.Columns, "group_id").Source)
 	require.Contains(t, column(t, e.Columns, "granted_at").Caveats[0], "kept to milliseconds")
 	require.Equal(t, "a pre-joined copy of users.name, which entity user writes back", e.Derived[0].Why)
 

@@ -22,12 +22,12 @@ func (a *analyzer) nested(e *Entity, np *mapping.NestPlan) *Nested {
 	rc := &rowContext{a: a, cols: np.Query.Columns, base: a.table(j.Table), child: j.Alias}
 	els := np.Elements()
 	for _, el := range els {
-		rc.attribute(el, els, " of each element")
+		rc.attribute(el, els, "", " of each element")
 	}
 	if pos, ok := np.MapKey(); ok {
 		n.Form = "map"
 		sh := textShape(rc.cols[pos].Kind, rc.column(pos), a.driver)
-		rc.uses = append(rc.uses, use{pos: pos, holder: "the map's keys", path: path + ".key", lossy: sh.lossy, caveats: sh.caveats})
+		rc.uses = append(rc.uses, use{pos: pos, holder: "the map's keys", path: path + ".key", lossy: sh.lossy, caveats: sh.caveats, src: Source{MapKey: true}})
 	}
 	ordered := np.Query.Key[np.ParentKeyLen:]
 	n.Columns = rc.verdicts(path, nil, ordered)

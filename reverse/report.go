@@ -1,5 +1,7 @@
 package reverse
 
+import "github.com/dynafold/dynafold/mapping"
+
 // Report is the reversibility of a whole mapping. Its JSON form is part of
 // plan's --output json and --report under --reversible.
 type Report struct {
@@ -62,12 +64,32 @@ type Column struct {
 	// holders of it.
 	Owner string   `json:"owner,omitempty"`
 	Also  []string `json:"also,omitempty"`
+	// Source is the owner in the form fail-back reads it by; nil for a
+	// nest's pairing column, which is the parent's key column.
+	Source *Source `json:"source,omitempty"`
 	// Path is the mapping key path of the owner, or of the use that
 	// loses the value when the column is irreversible.
 	Path    string   `json:"path,omitempty"`
 	Reason  string   `json:"reason,omitempty"`
 	Fix     string   `json:"fix,omitempty"`
 	Caveats []string `json:"caveats,omitempty"`
+}
+
+// Source is where an owned column's value is read from: attribute
+// Attribute of the item (Item names the item of items:, "" for an entity
+// of one item), converted back from Type; when Template is set, from the
+// text of its Part-th ${…} (counted from 0), cut out of the attribute. For a
+// nested column, Attribute is the element's attribute, or MapKey says the
+// value is the element's key in the map. TTLOffset is subtracted from a
+// TTL attribute.
+type Source struct {
+	Item      string           `json:"item,omitempty"`
+	Attribute string           `json:"attribute,omitempty"`
+	Type      mapping.AttrType `json:"type,omitempty"`
+	Template  string           `json:"template,omitempty"`
+	Part      int              `json:"part,omitempty"`
+	MapKey    bool             `json:"map_key,omitempty"`
+	TTLOffset int64            `json:"ttl_offset_seconds,omitempty"`
 }
 
 // Derived is a copy of a value that fail-back ignores.

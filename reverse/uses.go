@@ -23,6 +23,7 @@ type use struct {
 	cond string
 	// rank orders the owners fail-back prefers: plain attributes first.
 	rank int
+	src  Source
 }
 
 // rowContext collects the uses of one row's columns: an entity's row, or
@@ -90,16 +91,17 @@ func (rc *rowContext) item(e *Entity, ep *mapping.EntityPlan, it *mapping.ItemPl
 		path += ".items." + it.Name
 		label = " of item " + it.Name
 	}
-	rc.template(it.PK, fmt.Sprintf("key %s %q%s", tbl.PK.Name, it.PK, label), keyPath(e.Path, path, "pk", it), tbl.PK.Type, "", false)
+	rc.template(it.PK, Source{Item: it.Name, Attribute: tbl.PK.Name, Type: tbl.PK.Type}, fmt.Sprintf("key %s %q%s", tbl.PK.Name, it.PK, label), keyPath(e.Path, path, "pk", it), "", false)
 	if it.SK != nil {
-		rc.template(it.SK, fmt.Sprintf("key %s %q%s", tbl.SK.Name, it.SK, label), path+".key.sk", tbl.SK.Type, "", false)
+		rc.template(it.SK, Source{Item: it.Name, Attribute: tbl.SK.Name, Type: tbl.SK.Type}, fmt.Sprintf("key %s %q%s", tbl.SK.Name, it.SK, label), path+".key.sk", "", false)
 	}
 	attrs := it.Attributes()
 	for _, at := range attrs {
-		rc.attribute(at, attrs, label)
+		rc.attribute(at, attrs, it.Name, label)
 	}
 	if pos, offset, ok := it.TTLSource(); ok {
-		u := use{pos: pos, holder: "TTL attribute " + tbl.TTLAttribute + label, path: e.Path + ".ttl", rank: 2}
+		u := use{pos: pos, holder: "TTL attribute " + tbl.TTLAttribute + label, path: e.Path + ".ttl", rank: 2,
+			src: Source{Item: it.Name, Attribute: tbl.TTLAttribute, Type: mapping.TypeN, TTLOffset: offset}}
 		if k := rc.cols[pos].Kind; k == value.Timestamp {
 			if p := fraction(rc.column(pos), rc.a.driver); p > 0 {
 				u.caveats = []string{secondsCaveat(p)}
@@ -122,7 +124,7 @@ func keyPath(entityPath, itemPath, part string, it *mapping.ItemPlan) string {
 }
 
 // attribute collects the uses of one attribute.
-func (rc *rowContext) attribute(at mapping.AttrInfo, all []mapping.AttrInfo, label string) {
+func (rc *rowContext) attribute(at mapping.AttrInfo, all []mapping.AttrInfo, item, label string) {
 	holder := "attribute " + at.Name + label
 	if at.Constant {
 		rc.derived = append(rc.derived, Derived{Holder: holder, Why: "a constant (value:)"})
@@ -135,12 +137,13 @@ func (rc *rowContext) attribute(at mapping.AttrInfo, all []mapping.AttrInfo, lab
 	if cond == "" {
 		cond = rc.halfKey(at, all)
 	}
+	src := Source{Item: item, Attribute: at.Name, Type: at.Type}
 	if at.Column >= 0 && (at.Template == nil || plain(at.Template)) {
 		lossy, cav := stored(rc.cols[at.Column], rc.column(at.Column), at.Type, rc.a.driver)
-		rc.uses = append(rc.uses, use{pos: at.Column, holder: holder, path: at.Path, lossy: lossy, caveats: cav, cond: cond})
+		rc.uses = append(rc.uses, use{pos: at.Column, holder: holder, path: at.Path, lossy: lossy, caveats: cav, cond: cond, src: src})
 		return
 	}
-	rc.template(at.Template, fmt.Sprintf("attribute %s %q%s", at.Name, at.Template, label), at.Path, at.Type, cond, true)
+	rc.template(at.Template, src, fmt.Sprintf("attribute %s %q%s", at.Name, at.Template, label), at.Path, cond, true)
 }
 
 // plain: the template is one ${column} with no transform and no text.
@@ -210,17 +213,17 @@ func (rc *rowContext) mayBeMissing(at mapping.AttrInfo) bool {
 }
 
 // template collects the uses of each expression of a template stored as
-// type t. attr: the template is an attribute, left out when a value is
-// NULL (a table key's NULL rejects the row instead).
-func (rc *rowContext) template(t *mapping.Template, holder, path string, typ mapping.AttrType, cond string, attr bool) {
+// src.Type in src.Attribute. attr: the template is an attribute, left out
+// when a value is NULL (a table key's NULL rejects the row instead).
+func (rc *rowContext) template(t *mapping.Template, src Source, holder, path, cond string, attr bool) {
 	exprs := t.Exprs()
 	if len(exprs) == 0 {
 		return // a literal
 	}
 	if plain(t) {
 		pos := exprs[0].Position()
-		lossy, cav := stored(rc.cols[pos], rc.column(pos), typ, rc.a.driver)
-		rc.uses = append(rc.uses, use{pos: pos, holder: holder, path: path, lossy: lossy, caveats: cav, cond: cond, rank: 1})
+		lossy, cav := stored(rc.cols[pos], rc.column(pos), src.Type, rc.a.driver)
+		rc.uses = append(rc.uses, use{pos: pos, holder: holder, path: path, lossy: lossy, caveats: cav, cond: cond, rank: 1, src: src})
 		return
 	}
 	shapes := make([]shape, len(exprs))
@@ -230,7 +233,9 @@ func (rc *rowContext) template(t *mapping.Template, holder, path string, typ map
 	}
 	cut := parseBack(t.Parts(), shapes)
 	for i, e := range exprs {
-		u := use{pos: e.Position(), holder: holder, path: path, lossy: orText(shapes[i].lossy, cut[i]), caveats: shapes[i].caveats, cond: cond, rank: 1}
+		part := src
+		part.Template, part.Part = t.String(), i
+		u := use{pos: e.Position(), holder: holder, path: path, lossy: orText(shapes[i].lossy, cut[i]), caveats: shapes[i].caveats, cond: cond, rank: 1, src: part}
 		if attr && u.cond == "" {
 			for _, o := range exprs {
 				if o.Ref != e.Ref && rc.nullable(o.Position()) {

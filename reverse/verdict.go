@@ -75,7 +75,8 @@ func (rc *rowContext) judge(name string, col *source.Column, uses []use, key, or
 		}
 		return c
 	case len(exact) > 0:
-		c.Status, c.Owner, c.Path, c.Caveats = Owned, exact[0].holder, exact[0].path, exact[0].caveats
+		src := exact[0].src
+		c.Status, c.Owner, c.Path, c.Caveats, c.Source = Owned, exact[0].holder, exact[0].path, exact[0].caveats, &src
 		for _, u := range append(exact[1:], conditional...) {
 			c.Also = append(c.Also, u.holder)
 		}
