@@ -79,9 +79,9 @@ func (a *analyzer) entity(ep *mapping.EntityPlan) *Entity {
 	rc := &rowContext{a: a, cols: ep.Query.Columns, base: a.table(ep.Query.Base), joins: ep.Query.Joins}
 	rc.equal = joinEquality(ep.Query.Joins)
 	for _, it := range ep.Items {
-		rc.item(e, ep, it)
+		rc.item(e, it)
 	}
-	cols := rc.verdicts(e.Path, ep.KeyColumns, nil)
+	cols := rc.verdicts(ep.KeyColumns, nil)
 	e.Columns = append(e.Columns, cols...)
 	e.Derived = rc.derived
 	if ch := a.p.Changes[ep.Query.Base]; ch != nil && ch.Deleted != "" {

@@ -30,7 +30,7 @@ func (a *analyzer) nested(e *Entity, np *mapping.NestPlan) *Nested {
 		rc.uses = append(rc.uses, use{pos: pos, holder: "the map's keys", path: path + ".key", lossy: sh.lossy, caveats: sh.caveats, src: Source{MapKey: true}})
 	}
 	ordered := np.Query.Key[np.ParentKeyLen:]
-	n.Columns = rc.verdicts(path, nil, ordered)
+	n.Columns = rc.verdicts(nil, ordered)
 	parent := map[string]Column{}
 	for _, c := range e.Columns {
 		parent[c.Column] = c

@@ -83,7 +83,7 @@ func (rc *rowContext) nullable(pos int) bool {
 }
 
 // item collects the uses of one item of an entity.
-func (rc *rowContext) item(e *Entity, ep *mapping.EntityPlan, it *mapping.ItemPlan) {
+func (rc *rowContext) item(e *Entity, it *mapping.ItemPlan) {
 	tbl := rc.a.p.Table
 	path := e.Path
 	label := ""

@@ -15,7 +15,7 @@ import (
 // (their position in a list does not give them back). Uses of ancestor
 // columns, and lossy uses of columns held exactly elsewhere, become
 // derived copies.
-func (rc *rowContext) verdicts(path string, key, ordered []string) []Column {
+func (rc *rowContext) verdicts(key, ordered []string) []Column {
 	byCol := map[string][]use{}
 	for _, u := range rc.uses {
 		name, ok := rc.own(u.pos)
