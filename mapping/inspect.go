@@ -107,3 +107,36 @@ func (np *NestPlan) Type() AttrType {
 // ItemIndex is the position, in the entity's Items, of the item that
 // carries the nested attribute.
 func (np *NestPlan) ItemIndex() int { return np.item }
+
+// TTLSource is the column position and offset in seconds the item's TTL
+// attribute is computed from; ok is false when the item has none.
+func (it *ItemPlan) TTLSource() (col int, offset int64, ok bool) {
+	if it.ttl == nil {
+		return -1, 0, false
+	}
+	return it.ttl.col, it.ttl.offset, true
+}
+
+// Elements describes the attributes of each element, in mapping order.
+// Their Column positions are child row positions (ChildColumnNames).
+func (np *NestPlan) Elements() []AttrInfo {
+	out := make([]AttrInfo, len(np.elems))
+	for i, a := range np.elems {
+		out[i] = AttrInfo{
+			Name: a.name, Path: a.path, Column: a.col, Template: a.tmpl,
+			Constant: a.constant != nil, Type: a.storedType(),
+		}
+	}
+	return out
+}
+
+// MapKey is the child row position whose text keys each element of a
+// map (as: map); ok is false for a list.
+func (np *NestPlan) MapKey() (pos int, ok bool) { return np.mapKey, np.asMap }
+
+// Overflow is what happens past max_bytes: reject, split or gzip.
+func (np *NestPlan) Overflow() string { return np.overflow }
+
+// PartAttributes are the names of the part count on a split item's head
+// and of the part number on each of its parts.
+func (np *NestPlan) PartAttributes() (parts, part string) { return np.partsAttr, np.partAttr }

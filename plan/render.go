@@ -126,6 +126,12 @@ func (r *Report) WriteText(w io.Writer) error {
 	if inc := r.Incremental; inc != nil {
 		ew.Printf("\nINCREMENTAL RUNS\n  %s\n", strings.Join(inc.lines(), "\n  "))
 	}
+	if rv := r.Reversible; rv != nil {
+		ew.Printf("\nREVERSIBILITY (fail-back)\n")
+		if err := rv.WriteText(ew, "  "); err != nil {
+			return err
+		}
+	}
 	if len(r.Methods) > 0 {
 		ew.Printf("\nMETHODS\n")
 		for _, m := range r.Methods {
@@ -239,6 +245,11 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	if t := r.Target; t != nil && t.Checked {
 		ew.Printf("### Target\n\n%s.\n\n", targetText(r.Table, t))
+	}
+	if rv := r.Reversible; rv != nil {
+		if err := rv.WriteMarkdown(ew, 3); err != nil {
+			return err
+		}
 	}
 	if len(r.Methods) > 0 {
 		ew.Printf("### Methods\n\n")

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/dynafold/dynafold/mapping"
+	"github.com/dynafold/dynafold/reverse"
 	"github.com/dynafold/dynafold/source"
 )
 
@@ -30,9 +31,11 @@ type Report struct {
 	// (only when the mapping declares changes:).
 	Incremental *IncrementalReadiness `json:"incremental,omitempty"`
 	// Import is set by plan --sink import (see ForImport).
-	Import  *ImportEstimate `json:"import,omitempty"`
-	Limits  Limits          `json:"limits"`
-	Methods []string        `json:"methods,omitempty"`
+	Import *ImportEstimate `json:"import,omitempty"`
+	// Reversible is set by plan --reversible (see AddReversible).
+	Reversible *reverse.Report `json:"reversible,omitempty"`
+	Limits     Limits          `json:"limits"`
+	Methods    []string        `json:"methods,omitempty"`
 }
 
 // Status sums up a report for the exit code.

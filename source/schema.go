@@ -48,6 +48,13 @@ type Column struct {
 	// Elem is the element kind when Kind is value.List.
 	Elem     value.Kind
 	Nullable bool
+	// HasDefault: an INSERT that leaves the column out gets a value (a
+	// DEFAULT, a sequence, an identity, AUTO_INCREMENT or a generated
+	// expression), so a row can be written without it.
+	HasDefault bool
+	// Generated: the database computes the column (GENERATED ALWAYS); it
+	// cannot be written.
+	Generated bool
 	// Cast is set by a driver when the column must be read through a cast
 	// (CastWKT: a spatial column, read as text)
 	// (e.g. PostgreSQL types without a native decoder are read as ::text).

@@ -15,6 +15,7 @@ import (
 	"github.com/dynafold/dynafold/mapping"
 	"github.com/dynafold/dynafold/pipeline"
 	"github.com/dynafold/dynafold/plan"
+	"github.com/dynafold/dynafold/reverse"
 	"github.com/dynafold/dynafold/sink"
 	"github.com/dynafold/dynafold/source"
 )
@@ -56,6 +57,7 @@ collection over 10 GB with a local index, duplicate keys).`,
 	f.Bool("no-target", false, "do not describe the target table")
 	f.String("sink", "migrate", "how the items will be loaded: migrate (BatchWrite) or import (export + ImportTable: refuses LSIs and an existing table, shows the import cost)")
 	f.Float64("import-price", plan.DefaultImportPrice, "with --sink import: ImportTable price in USD per GB (default: us-east-1)")
+	f.Bool("reversible", false, "also decide, per entity and column, whether the rows can be rebuilt from the items (fail-back); what cannot is a mapping error (exit 2)")
 	f.String("slot", "", "the replication slot sync would use, for the sync readiness checks, folded as sync folds it (default dynafold_<table>)")
 	// Lowered limits, for tests: the defaults are DynamoDB's.
 	lim := plan.DefaultLimits()
@@ -161,6 +163,9 @@ func (a *app) runPlan(cmd *cobra.Command, _ []string) (err error) {
 		return err
 	}
 	report.Incremental = plan.Incremental(p)
+	if a.v.GetBool("reversible") {
+		report.AddReversible(reverse.Analyze(p, schema), l.path)
+	}
 	if a.v.GetString("sink") == "import" {
 		report.ForImport(p, a.v.GetFloat64("import-price"))
 	}

@@ -63,7 +63,10 @@ func (s *Source) Introspect(ctx context.Context, refs []source.TableRef) (map[so
 	for _, ref := range refs {
 		t := &source.Table{Ref: ref}
 		rows, err := s.db.QueryContext(ctx, `
-			SELECT COLUMN_NAME, COLUMN_TYPE, DATA_TYPE, IS_NULLABLE = 'YES'
+			SELECT COLUMN_NAME, COLUMN_TYPE, DATA_TYPE, IS_NULLABLE = 'YES',
+			       -- MariaDB shows DEFAULT NULL as the word NULL (a text default is quoted).
+			       (COLUMN_DEFAULT IS NOT NULL AND COLUMN_DEFAULT <> 'NULL') OR EXTRA LIKE '%auto_increment%' OR EXTRA LIKE '%GENERATED%',
+			       EXTRA LIKE '%GENERATED%'
 			FROM information_schema.COLUMNS
 			WHERE TABLE_SCHEMA = COALESCE(NULLIF(?, ''), DATABASE()) AND TABLE_NAME = ?
 			ORDER BY ORDINAL_POSITION`, ref.Schema, ref.Name)
@@ -73,7 +76,7 @@ func (s *Source) Introspect(ctx context.Context, refs []source.TableRef) (map[so
 		for rows.Next() {
 			var c source.Column
 			var dataType string
-			if err := rows.Scan(&c.Name, &c.DBType, &dataType, &c.Nullable); err != nil {
+			if err := rows.Scan(&c.Name, &c.DBType, &dataType, &c.Nullable, &c.HasDefault, &c.Generated); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("reading columns of %s: %w", ref, err)
 			}

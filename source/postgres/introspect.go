@@ -79,7 +79,9 @@ SELECT a.attname,
        COALESCE(CASE WHEN et.typtype = 'd' THEN et.typbasetype ELSE et.oid END, 0),
        COALESCE(et.typtype::text, ''),
        t.typcategory = 'A',
-       NOT a.attnotnull
+       NOT a.attnotnull,
+       a.atthasdef OR a.attidentity <> '' OR a.attgenerated <> '',
+       a.attgenerated <> ''
 FROM pg_attribute a
 JOIN pg_type t ON t.oid = a.atttypid
 LEFT JOIN pg_type et ON et.oid = t.typelem AND t.typcategory = 'A'
@@ -124,7 +126,7 @@ func (s *Source) Introspect(ctx context.Context, refs []source.TableRef) (map[so
 				typtype, elemType string
 				isArray           bool
 			)
-			if err := rows.Scan(&c.Name, &c.DBType, &typOID, &typtype, &elemOID, &elemType, &isArray, &c.Nullable); err != nil {
+			if err := rows.Scan(&c.Name, &c.DBType, &typOID, &typtype, &elemOID, &elemType, &isArray, &c.Nullable, &c.HasDefault, &c.Generated); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("reading columns of %s: %w", ref, err)
 			}
