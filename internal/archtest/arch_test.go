@@ -26,7 +26,7 @@ var layers = [][]string{
 	{"value", "retry", "ddbjson", "internal/render", "internal/connerr", "internal/durable", "internal/redact", "internal/strictyaml"},
 	{"source"},
 	{"source/postgres", "source/mysql", "mapping", "checkpoint"},
-	{"source/drivers", "sink"},
+	{"source/drivers", "sink", "reverse"},
 	{"pipeline", "statestore"},
 	{"verify", "export", "plan", "metrics"},
 	{"incremental", "patterns", "cdc"},
