@@ -23,6 +23,7 @@ type Live struct {
 
 	open      atomic.Pointer[streamRef]
 	confirmed atomic.Pointer[source.Position]
+	written   atomic.Pointer[written]
 }
 
 // NewLive returns a Live whose lag counts from now.

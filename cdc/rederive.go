@@ -35,6 +35,9 @@ func (e *engine) rederiveTables(ctx context.Context, tables []source.TableRef, s
 		names[i] = ep.Name
 	}
 	e.log.Warn("re-deriving the entities that read the changed tables from the source as it is now", "tables", fmt.Sprint(tables), "entities", names, "sweep", sweep)
+	// The items written now carry the source's state as it is now, past
+	// any position the stream has reached.
+	e.live.writing("")
 	snap, err := e.job.Snapshot(ctx, "")
 	if err != nil {
 		return names, 0, err

@@ -303,6 +303,10 @@ func (l *streamLoop) applyRound(ctx context.Context, txns []*source.Txn) error {
 	// DynamoDB going away is waited out here, the stream kept open: the
 	// round is applied again from the start (whatever it half wrote is
 	// re-derived), and nothing is confirmed meanwhile.
+	if rowChanges(txns) > 0 {
+		end := txns[len(txns)-1].End // "" for a piece of a large transaction
+		e.live.writing(end)
+	}
 	var r *round
 	for {
 		r = &round{e: e, txns: txns}
@@ -346,6 +350,15 @@ func (l *streamLoop) applyRound(ctx context.Context, txns []*source.Txn) error {
 // lastEnd is the end of the last whole transaction of txns: a piece of a
 // large transaction (source.Txn.Partial) has none, and confirming past the
 // transactions before it must not reach into it.
+// rowChanges counts the row changes of txns.
+func rowChanges(txns []*source.Txn) int {
+	n := 0
+	for _, t := range txns {
+		n += len(t.Changes)
+	}
+	return n
+}
+
 func lastEnd(txns []*source.Txn) source.Position {
 	for i := len(txns) - 1; i >= 0; i-- {
 		if txns[i].End != "" {

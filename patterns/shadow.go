@@ -57,20 +57,6 @@ func (s *Shadow) ReadSQL(ctx context.Context, sess source.ReadOnlySession, i int
 	return SQLAnswer{a}, err
 }
 
-// Same reports whether two SQL answers hold the same rows in the same
-// order: the rows did not move between the two snapshots.
-func (a SQLAnswer) Same(b SQLAnswer) bool {
-	if len(a.a.rows) != len(b.a.rows) {
-		return false
-	}
-	for i := range a.a.rows {
-		if tupleKey(a.a.rows[i]) != tupleKey(b.a.rows[i]) {
-			return false
-		}
-	}
-	return true
-}
-
 // Check runs the DynamoDB query of a's pattern and tuple and compares its
 // items with a's rows, as patterns --compare-source does: nil when they
 // agree. global reports whether the query read a global secondary index,

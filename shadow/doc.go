@@ -6,11 +6,13 @@
 // A comparison is made without false positives from sync's lag: the SQL
 // answer is read in a read-only snapshot whose source position is known,
 // DynamoDB is read only once sync has applied past that position, and a
-// difference counts as a mismatch only when a second round (a new
-// snapshot, a new wait) finds DynamoDB disagreeing again with an SQL
-// answer that did not change. Everything that prevents a comparison (sync
-// behind for longer than a bound, rows that moved, a failing query) is
-// counted as skipped, never as a mismatch, and never stops sync.
+// difference counts as a mismatch only when no round of sync past the
+// position it had confirmed before the snapshot began writing before
+// DynamoDB was read: then both answers are of one moment. A difference
+// read while sync wrote later changes is read again, up to three rounds.
+// Everything that prevents a comparison (sync behind for longer than a
+// bound, a source that never stood still, a failing query) is counted as
+// skipped, never as a mismatch, and never stops sync.
 //
 // The comparing itself (binding, the DynamoDB query, the diff, the text of
 // a mismatch) is the patterns package's, as patterns --compare-source
