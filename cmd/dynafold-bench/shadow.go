@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/spf13/cobra"
 
+	"github.com/dynafold/dynafold/internal/testenv"
 	"github.com/dynafold/dynafold/sink"
 )
 
@@ -244,8 +245,8 @@ func shadowOnce(ctx context.Context, r *syncRun, o shadowOptions, shadow bool) (
 	var before, after map[string]float64
 	var from, to time.Time
 	hooks := lagHooks{
-		committing: func() (err error) { before, err = scrapeMetrics(addr); from = time.Now(); return err },
-		committed:  func() (err error) { to = time.Now(); after, err = scrapeMetrics(addr); return err },
+		committing: func() (err error) { before, err = testenv.Scrape(addr); from = time.Now(); return err },
+		committed:  func() (err error) { to = time.Now(); after, err = testenv.Scrape(addr); return err },
 	}
 	lag, err := r.lag(ctx, hooks, extra...)
 	if err != nil {

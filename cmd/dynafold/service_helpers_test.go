@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,30 +29,8 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// scrape reads /metrics: every sample by its name and labels as written
-// (`dynafold_sync_state{state="streaming",table="t"}`).
-func scrape(addr string) (map[string]float64, error) {
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	out := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			return nil, fmt.Errorf("bad sample %q", line)
-		}
-		out[line[:i]] = v
-	}
-	return out, sc.Err()
-}
+// scrape reads /metrics (testenv.Scrape).
+func scrape(addr string) (map[string]float64, error) { return testenv.Scrape(addr) }
 
 // sample is one series' value, found by name and the labels given (the
 // table label is not needed).
