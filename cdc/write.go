@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/dynafold/dynafold/mapping"
 	"github.com/dynafold/dynafold/pipeline"
 	"github.com/dynafold/dynafold/sink"
@@ -78,39 +76,13 @@ func (r *round) write(ctx context.Context, rows []*derived) error {
 // send writes ops (distinct keys) with the writers in parallel and returns
 // once every one is acknowledged. The head item of a split aggregate is
 // written only after every other write of the round, its parts included,
-// is acknowledged: a reader that finds the head finds all its parts.
+// is acknowledged: a reader that finds the head finds all its parts
+// (sink.Writers.WriteSet). The writer owns each request body it encodes
+// (sink.Body), and the items' encodings sit in arena blocks that are never
+// reused (mapping.Arena): a retried request sends what was built.
 func (e *engine) send(ctx context.Context, ops []*mapping.Item) error {
-	var heads, rest []*mapping.Item
-	for _, it := range ops {
-		if it.SplitParts > 0 {
-			heads = append(heads, it)
-		} else {
-			rest = append(rest, it)
-		}
-	}
-	for _, group := range [][]*mapping.Item{rest, heads} {
-		if err := e.sendAll(ctx, group); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (e *engine) sendAll(ctx context.Context, ops []*mapping.Item) error {
-	if len(ops) == 0 {
-		return nil
-	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(e.opts.Writers)
 	res := &results{}
-	// Each batch is a window of ops, which nothing changes before Wait
-	// returns, and its items' encodings sit in arena blocks that are never
-	// reused (mapping.Arena): a retried request sends what was built. The
-	// writer owns each request body it encodes (sink.Body).
-	for batch := range slices.Chunk(ops, sink.MaxBatchItems) {
-		g.Go(func() error { return e.writer.Write(gctx, batch, res) })
-	}
-	if err := g.Wait(); err != nil {
+	if err := e.writers.WriteSet(ctx, ops, res); err != nil {
 		if errors.Is(err, sink.ErrGaveUp) {
 			return &pipeline.ResumableError{Err: err}
 		}
