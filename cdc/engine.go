@@ -175,9 +175,11 @@ type engine struct {
 	graph  *graph
 	store  statestore.Store
 	writer Writer
-	state  *State
-	reject *pipeline.RejectFile
-	log    *slog.Logger
+	// writers write a round's items to writer (sink.Writers.WriteSet).
+	writers *sink.Writers
+	state   *State
+	reject  *pipeline.RejectFile
+	log     *slog.Logger
 
 	run Counters
 	// abandoned is set when a stop gave up on writes in flight.
@@ -232,6 +234,7 @@ func run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 		return nil, err
 	}
 	e := &engine{job: job, opts: opts, plan: job.Plan, graph: g, writer: job.Writer, log: opts.Logger,
+		writers: &sink.Writers{Sink: job.Writer, N: opts.Writers},
 		metrics: opts.Metrics, health: opts.Health, live: opts.Live, status: &statusNote{}, beat: time.NewTicker(time.Second)}
 	if e.live == nil {
 		e.live = NewLive()

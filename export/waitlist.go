@@ -51,7 +51,7 @@ func (w *waitlist) add(batch []*mapping.Item, res sink.Results) {
 	for _, it := range batch {
 		w.keys = append(w.keys, it.Key...)
 		wt := waiting{origin: it.Origin, end: uint32(len(w.keys)), part: int32(it.Part), pkLen: int32(it.PKLen)}
-		if it.SplitParts > 0 || it.SplitPart > 0 {
+		if sink.InSplit(it) {
 			wt.whole = it
 		}
 		w.items = append(w.items, wt)

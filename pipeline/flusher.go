@@ -24,7 +24,7 @@ const flushIdle = 50 * time.Millisecond
 func (r *run) flusher(ctx context.Context, writersDone <-chan struct{}) error {
 	tick := time.NewTicker(flushIdle)
 	defer tick.Stop()
-	seen := r.writes.Load()
+	seen := r.writers.Begun()
 	for {
 		select {
 		case <-writersDone:
@@ -33,7 +33,7 @@ func (r *run) flusher(ctx context.Context, writersDone <-chan struct{}) error {
 			return nil
 		case <-tick.C:
 		}
-		now := r.writes.Load()
+		now := r.writers.Begun()
 		waiting := r.starved.Load() > 0 || !r.gates.idle()
 		if now == seen && waiting {
 			if err := r.flushSink(ctx); err != nil {

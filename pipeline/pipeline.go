@@ -160,13 +160,13 @@ type run struct {
 	meter progressMeter
 
 	interrupted atomic.Bool
-	// starved counts readers waiting on the in-flight budget, and writes
-	// counts Write calls begun: together they tell the flusher when the
-	// run waits on items a late-acknowledging sink holds.
+	// writers write the batches; starved counts readers waiting on the
+	// in-flight budget: with the writers' Write calls begun, it tells the
+	// flusher when the run waits on items a late-acknowledging sink holds.
+	writers *sink.Writers
 	starved atomic.Int32
-	writes  atomic.Int64
 	// writerErr is an error policy's verdict raised inside a sink callback,
-	// returned by the writer that made the call.
+	// returned by the writers after the Write that made the call.
 	writerErr atomic.Pointer[error]
 }
 
@@ -239,6 +239,7 @@ func Run(ctx context.Context, job Job, opts Options) (*Summary, error) {
 	}
 	r.dedupe = newDedupe(set, r)
 	r.gates = newSplitGates()
+	r.writers = &sink.Writers{Sink: job.Sink, N: r.opts.Writers, Check: r.writerVerdict}
 	if err := job.Store.Flush(ctx); err != nil {
 		return nil, err
 	}
@@ -345,22 +346,15 @@ func (r *run) stages(ctx context.Context) error {
 		return interleave(writeCtx, items, batches, r.opts.Window, r.gates)
 	})
 
-	var writers sync.WaitGroup
 	writersDone := make(chan struct{})
-	for i := 0; i < r.opts.Writers; i++ {
-		writers.Add(1)
-		g.Go(func() error {
-			defer writers.Done()
-			return r.writer(writeCtx, batches)
-		})
-	}
 	g.Go(func() error {
-		writers.Wait()
+		defer close(writersDone)
+		if err := r.write(writeCtx, batches); err != nil {
+			return err
+		}
 		// The last batch is written: what the sink holds is made durable
 		// (and acknowledged) before the run ends.
-		err := r.flushSink(writeCtx)
-		close(writersDone)
-		return err
+		return r.flushSink(writeCtx)
 	})
 	g.Go(func() error { return r.flusher(writeCtx, writersDone) })
 	g.Go(func() error { return r.remover(writeCtx, writersDone) })
@@ -522,7 +516,7 @@ func (r *run) builder(ctx context.Context, in <-chan []*ticket, out chan<- []*ma
 			tk.ent.stats.itemsBuilt.Add(int64(n))
 			for i := start; i < len(slab); i++ {
 				slab[i].Origin = tk
-				if slab[i].SplitParts > 0 && (len(splits) == 0 || splits[len(splits)-1].tk != tk) {
+				if sink.IsHead(&slab[i]) && (len(splits) == 0 || splits[len(splits)-1].tk != tk) {
 					splits = append(splits, splitRange{tk, start, len(slab)})
 				}
 			}
@@ -580,23 +574,30 @@ func (r *run) reject(tk *ticket, err error) error {
 	return r.policy.handle(tk.ent, rerr)
 }
 
-// writer sends batches until there are none.
-func (r *run) writer(ctx context.Context, in <-chan []*mapping.Item) error {
-	for batch := range in {
-		r.writes.Add(1)
-		if err := r.job.Sink.Write(ctx, batch, r); err != nil {
-			if r.interrupted.Load() && ctx.Err() != nil {
-				return nil // abandoned after the grace period; not acknowledged
-			}
-			var ue *sink.UnreachableError
-			if errors.Is(err, sink.ErrGaveUp) || errors.As(err, &ue) {
-				return &ResumableError{Err: err}
-			}
-			return err
-		}
-		if perr := r.writerErr.Load(); perr != nil {
-			return *perr
-		}
+// write sends batches with the writers until there are none.
+func (r *run) write(ctx context.Context, in <-chan []*mapping.Item) error {
+	err := r.writers.Run(ctx, in, r)
+	if err == nil {
+		return nil
+	}
+	if v := r.writerVerdict(); v != nil && err == v {
+		return err
+	}
+	if r.interrupted.Load() && ctx.Err() != nil {
+		return nil // abandoned after the grace period; not acknowledged
+	}
+	var ue *sink.UnreachableError
+	if errors.Is(err, sink.ErrGaveUp) || errors.As(err, &ue) {
+		return &ResumableError{Err: err}
+	}
+	return err
+}
+
+// writerVerdict is the error policy's verdict raised inside a sink
+// callback (writerErr), checked after every Write (sink.Writers.Check).
+func (r *run) writerVerdict() error {
+	if perr := r.writerErr.Load(); perr != nil {
+		return *perr
 	}
 	return nil
 }

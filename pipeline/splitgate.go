@@ -12,11 +12,14 @@ import (
 
 // A reader must never see the head of a split aggregate (the item that
 // keeps the key and says how many parts there are) without all of its
-// parts. mapping builds a split row's items parts first and head last;
+// parts (sink/heads.go states the rule and where else it is kept).
+// mapping builds a split row's items parts first and head last;
 // splitGates keeps that order whatever the writers do: the batcher holds
 // each head back until every one of its parts is acknowledged, so with
-// any number of writers, retries and partial batches the head is written
-// only after its parts.
+// any number of writers, retries, partial batches and a sink that
+// acknowledges late the head is written only after its parts. Unlike
+// sink.Writers.WriteSet, which waits for a whole set before its heads, a
+// head here waits only for its own parts: the stream does not stop.
 //
 // A row that fails (an item refused, a key collision) before its head is
 // written never gets its head written, and the parts already written are
@@ -78,20 +81,16 @@ type splitRange struct {
 // at their final addresses.
 func newRowSplit(items []mapping.Item) *rowSplit {
 	var rs *rowSplit
-	for i := range items {
-		n := items[i].SplitParts
-		if n == 0 {
-			continue
-		}
+	sink.SplitAggregates(items, func(head, first int) {
 		if rs == nil {
 			rs = &rowSplit{of: make([]*aggregate, len(items))}
 		}
-		a := &aggregate{head: &items[i], unacked: n}
+		a := &aggregate{head: &items[head], unacked: head - first}
 		rs.aggs = append(rs.aggs, a)
-		for j := i - n; j <= i; j++ {
+		for j := first; j <= head; j++ {
 			rs.of[j] = a
 		}
-	}
+	})
 	return rs
 }
 
@@ -110,7 +109,7 @@ func (g *splitGates) admit(it *mapping.Item) bool {
 	if g == nil || tk == nil {
 		return true
 	}
-	if tk.split == nil || it.SplitParts == 0 {
+	if tk.split == nil || !sink.IsHead(it) {
 		return true
 	}
 	g.mu.Lock()
@@ -174,7 +173,7 @@ func (g *splitGates) acked(it *mapping.Item) {
 	if a == nil {
 		return
 	}
-	if it.SplitParts > 0 {
+	if sink.IsHead(it) {
 		a.headDone = true
 		return
 	}
@@ -242,7 +241,7 @@ func (g *splitGates) refused(it *mapping.Item) {
 	if g == nil || tk == nil {
 		return
 	}
-	if tk.split == nil || it.SplitParts == 0 {
+	if tk.split == nil || !sink.IsHead(it) {
 		return
 	}
 	g.mu.Lock()

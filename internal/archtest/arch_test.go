@@ -43,9 +43,9 @@ var pending = map[string]string{
 }
 
 // sinkForCDC is what cdc may use of sink: the interface and its
-// vocabulary, never the DynamoDB writer itself (cdc.Writer is an
-// interface), so that one write path can be put under it.
-var sinkForCDC = []string{"Sink", "Results", "Stats", "MaxBatchItems", "ErrGaveUp", "UnreachableError"}
+// vocabulary, and the one write path over it (Writers), never the
+// DynamoDB writer itself (cdc.Writer is an interface).
+var sinkForCDC = []string{"Sink", "Results", "Stats", "Writers", "ErrGaveUp", "UnreachableError"}
 
 func TestImportsFollowTheLayers(t *testing.T) {
 	layer := map[string]int{}
