@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dynafold/dynafold/internal/clitest"
@@ -169,15 +170,23 @@ func TestSyncConfirmsOnlyWhatIsWritten(t *testing.T) {
 				lsn string
 			}
 			var commits []commit
+			// One session for the 600 transactions: a connection each made
+			// the loop the test's longest part on a busy machine.
+			ctx := context.Background()
+			conn, err := pgx.Connect(ctx, sd.dsn)
+			require.NoError(t, err)
 			for i := 0; i < 600; i++ {
 				id := 5000 + i
-				testenv.ExecSQL(t, d.Name, sd.dsn, fmt.Sprintf("INSERT INTO portfolios (id, name) VALUES (%d, 'P%d')", id, id))
+				_, err := conn.Exec(ctx, fmt.Sprintf("INSERT INTO portfolios (id, name) VALUES (%d, 'P%d')", id, id))
+				require.NoError(t, err)
 				// The insert position is past the commit record even when it is
 				// not yet written (synchronous_commit = off).
-				lsn := queryRows(t, d.Name, sd.dsn, "SELECT pg_current_wal_insert_lsn()::text")[0][0]
+				var lsn string
+				require.NoError(t, conn.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&lsn))
 				commits = append(commits, commit{id, lsn})
 			}
-			err := waitExit(t, cmd, out, time.Minute)
+			require.NoError(t, conn.Close(ctx))
+			err = waitExit(t, cmd, out, time.Minute)
 			require.Error(t, err, "the writer failed, so sync must fail:\n%s", out.String())
 			require.Contains(t, out.String(), "AccessDeniedException")
 

@@ -49,10 +49,17 @@ func newWorkload(t *testing.T, driver, dsn, design string) workload {
 // runWorkload commits n transactions of w, one at a time.
 func runWorkload(t *testing.T, driver, dsn string, w workload, rng *rand.Rand, n int) {
 	t.Helper()
+	ctx := context.Background()
+	s, err := testenv.OpenSession(ctx, driver, dsn)
+	require.NoError(t, err)
+	defer s.Close()
+	if driver == "mysql" {
+		require.NoError(t, s.Exec(ctx, ansiQuotes))
+	}
 	for i := 0; i < n; i++ {
 		stmts := w.next(rng)
 		script := "START TRANSACTION;\n" + strings.Join(stmts, ";\n") + ";\nCOMMIT;"
-		require.NoError(t, execScript(driver, dsn, script), "transaction %d:\n%s", i, script)
+		require.NoError(t, s.Exec(ctx, script), "transaction %d:\n%s", i, script)
 	}
 }
 

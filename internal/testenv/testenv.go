@@ -187,31 +187,65 @@ func ExecSQL(t testing.TB, driver, dsn, statements string) {
 // Exec runs a script of statements in the database: driver is
 // "postgres" or "mysql".
 func Exec(ctx context.Context, driver, dsn, statements string) error {
+	s, err := OpenSession(ctx, driver, dsn)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return s.Exec(ctx, statements)
+}
+
+// Session is one connection a test runs many scripts on: on a busy
+// machine a connection for each of hundreds of transactions costs more
+// than the transactions (PostgreSQL's SCRAM exchange, MariaDB's
+// handshake).
+type Session struct {
+	pg *pgx.Conn
+	db *sql.DB
+}
+
+// OpenSession connects to the database: driver is "postgres" or "mysql".
+func OpenSession(ctx context.Context, driver, dsn string) (*Session, error) {
 	switch driver {
 	case "postgres":
 		conn, err := pgx.Connect(ctx, dsn)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		defer conn.Close(ctx)
-		// The simple protocol runs a whole script in one round trip.
-		_, err = conn.PgConn().Exec(ctx, statements).ReadAll()
-		return err
+		return &Session{pg: conn}, nil
 	case "mysql":
 		cfg, err := mysql.ParseDSN(dsn)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		cfg.MultiStatements = true
 		db, err := sql.Open("mysql", cfg.FormatDSN())
 		if err != nil {
-			return err
+			return nil, err
 		}
-		defer db.Close()
-		_, err = db.ExecContext(ctx, statements)
+		db.SetMaxOpenConns(1)
+		return &Session{db: db}, nil
+	}
+	return nil, fmt.Errorf("unknown driver %q", driver)
+}
+
+// Exec runs a script of statements, in one round trip.
+func (s *Session) Exec(ctx context.Context, statements string) error {
+	if s.pg != nil {
+		// The simple protocol runs a whole script in one round trip.
+		_, err := s.pg.PgConn().Exec(ctx, statements).ReadAll()
 		return err
 	}
-	return fmt.Errorf("unknown driver %q", driver)
+	_, err := s.db.ExecContext(ctx, statements)
+	return err
+}
+
+// Close ends the session.
+func (s *Session) Close() error {
+	if s.pg != nil {
+		return s.pg.Close(context.Background())
+	}
+	return s.db.Close()
 }
 
 // Recreate drops and creates database name on the server and returns its
