@@ -26,6 +26,9 @@ type behaviour struct {
 	name       string
 	documented string
 	differs    map[string]string
+	// unsteady are emulators seen both to keep and to break the
+	// behaviour, run to run: either is logged, neither fails.
+	unsteady map[string]string
 	// check returns what the emulator did and whether that is the
 	// documented behaviour; table has string keys PK and SK.
 	check func(ctx context.Context, t *testing.T, c *dynamodb.Client, table string) (observed string, documented bool)
@@ -95,6 +98,9 @@ func behaviours() []behaviour {
 		{
 			name:       "BatchWriteItem refuses two puts of one key",
 			documented: "ValidationException",
+			// Refused in the runs of the day it was written, accepted in
+			// a CI run of the same moto (5.2.1) on the same machine.
+			unsteady: map[string]string{"moto": "refuses in some runs, writes both in others"},
 			check: func(ctx context.Context, _ *testing.T, c *dynamodb.Client, table string) (string, bool) {
 				_, err := batch(ctx, c, table, put(key("dup", "x")), put(key("dup", "x")))
 				return refused(err)
@@ -315,6 +321,8 @@ func TestEmulatorDifferences(t *testing.T) {
 					observed, ok := b.check(ctx, t, c, table)
 					instead, known := b.differs[e.Name]
 					switch {
+					case b.unsteady[e.Name] != "":
+						t.Logf("documented: %s; %s: %s (observed: %s)", b.documented, e.Name, b.unsteady[e.Name], observed)
 					case known && ok:
 						t.Errorf("%s now behaves as documented (%s): drop it from differs and from docs/emulators.md", e.Name, b.documented)
 					case known:
